@@ -1,0 +1,63 @@
+// Package exitcode holds git-apex's stable exit codes and the error type
+// that carries one. The codes are part of the command-line contract and are
+// listed in the README; main maps an error to its code once, with Of.
+package exitcode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// The exit codes. Never renumber one: scripts depend on them.
+const (
+	OK          = 0   // success
+	Failure     = 1   // unexpected failure
+	Usage       = 2   // bad flags, invalid identity, unknown workflow, not in a usable repository
+	Refused     = 3   // refused to protect work: dirty, unmerged, in use, branch held, limit reached
+	Policy      = 4   // invalid policy
+	Git         = 5   // git failed
+	Runtime     = 6   // container runtime unavailable where full mode was required
+	NotFound    = 7   // no such environment or identity
+	Interrupted = 130 // interrupted by a signal
+)
+
+// Coder is implemented by errors that know their exit code.
+type Coder interface {
+	ExitCode() int
+}
+
+// Error is an error with an exit code.
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ExitCode returns the code the process should exit with.
+func (e *Error) ExitCode() int { return e.Code }
+
+// New returns an error with the given code and a formatted message.
+func New(code int, format string, args ...any) error {
+	return &Error{Code: code, Err: fmt.Errorf(format, args...)}
+}
+
+// Of returns the exit code for err: 0 for nil, the code of the outermost
+// Coder in its chain, 130 for a cancelled context, else 1.
+func Of(err error) int {
+	if err == nil {
+		return OK
+	}
+	var c Coder
+	if errors.As(err, &c) {
+		return c.ExitCode()
+	}
+	if errors.Is(err, context.Canceled) {
+		return Interrupted
+	}
+	return Failure
+}

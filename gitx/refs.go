@@ -1,0 +1,143 @@
+package gitx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/git-apex/git-apex/exitcode"
+)
+
+// Ref is a resolved reference.
+type Ref struct {
+	Hash   string // object it points at
+	Target string // for a symbolic ref, the full name it points to
+}
+
+// Refs resolves the given full ref names (refs/heads/x, refs/remotes/origin/HEAD)
+// in one git call. Names that do not exist are absent from the map.
+func (r *Repo) Refs(ctx context.Context, names ...string) (map[string]Ref, error) {
+	args := append([]string{"for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)"}, names...)
+	out, err := r.Read(ctx, r.CommonDir, args...)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	refs := make(map[string]Ref)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		fields := strings.Split(line, "\x00")
+		// for-each-ref matches prefixes too (refs/heads/x matches refs/heads/x/y).
+		if len(fields) == 3 && want[fields[0]] {
+			refs[fields[0]] = Ref{Hash: fields[1], Target: fields[2]}
+		}
+	}
+	return refs, nil
+}
+
+// Commit resolves a commit-ish to a full commit hash. An unknown name is a
+// usage error.
+func (r *Repo) Commit(ctx context.Context, rev string) (string, error) {
+	if strings.HasPrefix(rev, "-") {
+		return "", exitcode.New(exitcode.Usage, "invalid commit %q: it must not start with '-'", rev)
+	}
+	out, err := r.Read(ctx, r.CommonDir, "rev-parse", "--verify", "-q", "--end-of-options", rev+"^{commit}")
+	if err != nil {
+		var gerr *Error
+		if errors.As(err, &gerr) && gerr.Status == 1 {
+			return "", exitcode.New(exitcode.Usage, "cannot find commit %q in this repository", rev)
+		}
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// Unheld counts the commits reachable from rev that no local branch (other
+// than except, a short branch name, when set) and no remote-tracking
+// branch holds: the work that would be lost if rev went away.
+func (r *Repo) Unheld(ctx context.Context, rev, except string) (int, error) {
+	args := []string{"rev-list", "--count", rev, "--not"}
+	if except != "" {
+		args = append(args, "--exclude=refs/heads/"+except)
+	}
+	args = append(args, "--branches", "--remotes")
+	out, err := r.Read(ctx, r.CommonDir, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		return 0, fmt.Errorf("cannot read git rev-list --count output %q", out)
+	}
+	return n, nil
+}
+
+// Changes counts what `git status` reports in a working tree; ignored files
+// are not counted, as `git worktree remove` does not count them.
+type Changes struct {
+	Staged    int // changes in the index
+	Modified  int // changes in the working tree, unmerged paths included
+	Untracked int // untracked files and directories
+}
+
+// Dirty reports whether anything would be lost by deleting the tree.
+func (c Changes) Dirty() bool { return c.Staged+c.Modified+c.Untracked > 0 }
+
+func (c Changes) String() string {
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{c.Modified, "modified"}, {c.Staged, "staged"}, {c.Untracked, "untracked"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	if len(parts) == 0 {
+		return "clean"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Status reads `git status --porcelain -z` in the working tree at dir.
+func (r *Repo) Status(ctx context.Context, dir string) (Changes, error) {
+	out, err := r.Read(ctx, dir, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none")
+	if err != nil {
+		return Changes{}, err
+	}
+	return parseStatus(out), nil
+}
+
+func parseStatus(out string) Changes {
+	var c Changes
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) < 3 {
+			continue
+		}
+		x, y := f[0], f[1]
+		switch {
+		case x == '?' && y == '?':
+			c.Untracked++
+			continue
+		case x == 'U' || y == 'U' || (x == 'A' && y == 'A') || (x == 'D' && y == 'D'):
+			c.Modified++
+			continue
+		}
+		if x != ' ' {
+			c.Staged++
+		}
+		if y != ' ' {
+			c.Modified++
+		}
+		if x == 'R' || x == 'C' {
+			i++ // a rename or copy carries its source path in the next field
+		}
+	}
+	return c
+}

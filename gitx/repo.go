@@ -1,0 +1,192 @@
+// Package gitx is the only place that runs the git binary. It opens a
+// repository once (absolute paths for the working tree, git dir and common
+// dir), runs every git command through one exec path with a fixed
+// environment, parses only machine formats, and returns a typed Error for
+// every failure.
+package gitx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/git-apex/git-apex/exitcode"
+)
+
+// Repo is an opened repository, seen from one of its working trees.
+type Repo struct {
+	Toplevel  string // the working tree the command was started in
+	GitDir    string // that working tree's git dir
+	CommonDir string // the git dir shared by every worktree
+	Head      string // commit HEAD points at; "" when the current branch has no commits
+}
+
+// Error is a failed git command.
+type Error struct {
+	Args   []string // arguments after "git"
+	Dir    string   // directory it ran in
+	Status int      // git's exit status, -1 when it could not be started
+	Stderr string   // what git printed on stderr, trimmed
+}
+
+func (e *Error) Error() string {
+	msg := e.Stderr
+	if msg == "" {
+		msg = fmt.Sprintf("exit status %d", e.Status)
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+}
+
+// ExitCode reports that a git failure exits with code 5.
+func (e *Error) ExitCode() int { return exitcode.Git }
+
+// locationVars are the variables that tie git to one repository
+// (`git rev-parse --local-env-vars`, less the user's -c settings). A hook
+// inherits them; they are removed before git runs anywhere else.
+var locationVars = map[string]bool{
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES": true,
+	"GIT_CONFIG":                       true,
+	"GIT_OBJECT_DIRECTORY":             true,
+	"GIT_DIR":                          true,
+	"GIT_WORK_TREE":                    true,
+	"GIT_IMPLICIT_WORK_TREE":           true,
+	"GIT_GRAFT_FILE":                   true,
+	"GIT_INDEX_FILE":                   true,
+	"GIT_NO_REPLACE_OBJECTS":           true,
+	"GIT_REPLACE_REF_BASE":             true,
+	"GIT_PREFIX":                       true,
+	"GIT_SHALLOW_FILE":                 true,
+	"GIT_COMMON_DIR":                   true,
+}
+
+// CleanEnv returns the process environment without git's location
+// variables, for anything run outside the hook's own repository.
+var CleanEnv = sync.OnceValue(func() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !locationVars[name] {
+			env = append(env, kv)
+		}
+	}
+	return env
+})
+
+// gitEnv is the environment every git command after Open runs with.
+var gitEnv = sync.OnceValue(func() []string {
+	return append(CleanEnv(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+})
+
+// command is one git invocation.
+type command struct {
+	dir      string
+	args     []string
+	readOnly bool     // sets GIT_OPTIONAL_LOCKS=0
+	env      []string // nil: gitEnv()
+	stdin    string
+}
+
+// run is the one exec path: every git process starts here.
+func run(ctx context.Context, c command) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", c.args...)
+	cmd.Dir = c.dir
+	cmd.Env = c.env
+	if cmd.Env == nil {
+		cmd.Env = gitEnv()
+	}
+	if c.readOnly {
+		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], "GIT_OPTIONAL_LOCKS=0")
+	}
+	if c.stdin != "" {
+		cmd.Stdin = strings.NewReader(c.stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil {
+		return stdout.String(), nil
+	}
+	if ctx.Err() != nil {
+		return stdout.String(), ctx.Err()
+	}
+	status := -1
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		status = exit.ExitCode()
+	}
+	stderrText := strings.TrimSpace(stderr.String())
+	if status == -1 {
+		stderrText = err.Error()
+	}
+	return stdout.String(), &Error{Args: c.args, Dir: c.dir, Status: status, Stderr: stderrText}
+}
+
+// Run runs git in dir (the working tree when dir is "") and returns stdout.
+func (r *Repo) Run(ctx context.Context, dir string, args ...string) (string, error) {
+	return run(ctx, command{dir: r.dirOr(dir), args: args})
+}
+
+// Read is Run for commands that change nothing; git skips optional locks.
+func (r *Repo) Read(ctx context.Context, dir string, args ...string) (string, error) {
+	return run(ctx, command{dir: r.dirOr(dir), args: args, readOnly: true})
+}
+
+func (r *Repo) dirOr(dir string) string {
+	if dir == "" {
+		return r.Toplevel
+	}
+	return dir
+}
+
+// Open finds the repository that dir belongs to. It runs a single git
+// command and fails with a usage error (exit 2) outside a repository, in a
+// bare repository, or inside a git directory. It honours GIT_DIR and
+// GIT_WORK_TREE as git itself would; later commands do not.
+func Open(ctx context.Context, dir string) (*Repo, error) {
+	args := []string{"rev-parse", "--path-format=absolute",
+		"--git-dir", "--git-common-dir", "--is-bare-repository", "--show-toplevel",
+		"--verify", "-q", "HEAD"}
+	env := append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+	out, err := run(ctx, command{dir: dir, args: args, env: env})
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if err != nil {
+		var gerr *Error
+		if !errors.As(err, &gerr) {
+			return nil, err
+		}
+		switch {
+		case len(lines) >= 3 && lines[2] == "true":
+			return nil, exitcode.New(exitcode.Usage, "cannot use a bare repository (%s): git apex needs a working tree; run it in a clone with a checkout", lines[0])
+		case len(lines) == 3:
+			return nil, exitcode.New(exitcode.Usage, "not inside a git working tree (%s is a git directory): cd to the working tree", dir)
+		case len(lines) == 4:
+			// --verify failed: HEAD names a branch with no commits yet.
+			return &Repo{GitDir: lines[0], CommonDir: lines[1], Toplevel: lines[3]}, nil
+		case strings.Contains(gerr.Stderr, "not a git repository"):
+			return nil, exitcode.New(exitcode.Usage, "not inside a git repository (%s): cd into one, or run `git init`", dir)
+		}
+		return nil, err
+	}
+	if len(lines) != 5 {
+		return nil, fmt.Errorf("cannot read git rev-parse output: %q", out)
+	}
+	return &Repo{GitDir: lines[0], CommonDir: lines[1], Toplevel: lines[3], Head: lines[4]}, nil
+}
+
+// RequireCommits fails with a usage error when the repository has no commits.
+func (r *Repo) RequireCommits() error {
+	if r.Head == "" {
+		return exitcode.New(exitcode.Usage, "the repository at %s has no commits yet: make a first commit, then try again", r.Toplevel)
+	}
+	return nil
+}
+
+// ApexDir is git-apex's own directory inside the common git dir.
+func (r *Repo) ApexDir() string {
+	return r.CommonDir + string(os.PathSeparator) + "apex"
+}

@@ -1,0 +1,181 @@
+// Package policy reads .apex.toml, the isolation policy committed in a
+// repository: its types and built-in defaults, a strict decoder that names
+// file, line and key for every mistake, validation, and the resolution of
+// an identity's mode, branch, path and base.
+package policy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FileName is the policy's name at the top of the main checkout.
+const FileName = ".apex.toml"
+
+// Version is the newest policy format this binary reads.
+const Version = 1
+
+// Mode is an isolation mode.
+type Mode string
+
+// The isolation modes, strongest first.
+const (
+	Full     Mode = "full"     // a worktree plus a container
+	Worktree Mode = "worktree" // a git worktree on its own branch
+	Shared   Mode = "shared"   // the branch in the main checkout
+)
+
+// UnmarshalText accepts only the three modes.
+func (m *Mode) UnmarshalText(text []byte) error {
+	mode, err := ParseMode(string(text))
+	*m = mode
+	return err
+}
+
+// ParseMode validates a mode name, as given to --isolation.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Full, Worktree, Shared:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown isolation mode %q: use full, worktree or shared", s)
+}
+
+// Policy is a decoded .apex.toml.
+type Policy struct {
+	Version   int                 `toml:"version"`
+	Isolation Isolation           `toml:"isolation"`
+	Worktree  WorktreeSettings    `toml:"worktree"`
+	Container Container           `toml:"container"`
+	Workflow  map[string]Workflow `toml:"workflow"`
+	Hooks     Hooks               `toml:"hooks"`
+	Pool      Pool                `toml:"pool"`
+
+	// File is where the policy was read from; "" for the built-in defaults.
+	File string `toml:"-"`
+}
+
+// Isolation is the [isolation] table.
+type Isolation struct {
+	Default   Mode            `toml:"default"`
+	Strict    bool            `toml:"strict"`
+	Overrides map[string]Mode `toml:"overrides"`
+}
+
+// WorktreeSettings is the [worktree] table.
+type WorktreeSettings struct {
+	Root                 string   `toml:"root"`
+	Base                 string   `toml:"base"`
+	CleanupOnMerge       bool     `toml:"cleanup_on_merge"`
+	DeleteMergedBranches bool     `toml:"delete_merged_branches"`
+	CleanupOnComplete    bool     `toml:"cleanup_on_complete"`
+	PreserveOnFailure    bool     `toml:"preserve_on_failure"`
+	StaleAfter           Duration `toml:"stale_after"`
+	MaxActive            int      `toml:"max_active"`
+	Copy                 []string `toml:"copy"`
+	Submodules           bool     `toml:"submodules"`
+	Setup                []string `toml:"setup"`
+}
+
+// Container is the [container] table.
+type Container struct {
+	Image   string            `toml:"image"`
+	CPUs    float64           `toml:"cpus"`
+	Memory  ByteSize          `toml:"memory"`
+	Network string            `toml:"network"`
+	User    string            `toml:"user"`
+	Env     map[string]string `toml:"env"`
+	Volumes map[string]string `toml:"volumes"`
+}
+
+// Workflow is one [workflow.NAME] table.
+type Workflow struct {
+	Isolation Mode     `toml:"isolation"`
+	Branch    string   `toml:"branch"`
+	Base      string   `toml:"base"`
+	Setup     []string `toml:"setup"`
+	Detach    bool     `toml:"detach"`
+}
+
+// Hooks is the [hooks] table of lifecycle commands.
+type Hooks struct {
+	PostCreate []string `toml:"post_create"`
+	PreRemove  []string `toml:"pre_remove"`
+	PostRemove []string `toml:"post_remove"`
+}
+
+// Pool is the [pool] table.
+type Pool struct {
+	Size int `toml:"size"`
+}
+
+// Default returns the built-in policy, used when there is no .apex.toml
+// and as the starting point every file is decoded over. max_active = 0
+// and pool size = 0 mean no limit and no pool.
+func Default() *Policy {
+	return &Policy{
+		Version:   Version,
+		Isolation: Isolation{Default: Worktree},
+		Worktree: WorktreeSettings{
+			Root:                 "../{repo}.worktrees",
+			CleanupOnMerge:       true,
+			DeleteMergedBranches: true,
+			CleanupOnComplete:    true,
+			PreserveOnFailure:    true,
+			StaleAfter:           Duration(7 * 24 * time.Hour),
+			Submodules:           true,
+		},
+		Container: Container{Network: "bridge", User: "host"},
+	}
+}
+
+// Duration is a length of time written as Go writes durations ("90m",
+// "12h") or in whole days or weeks ("7d", "2w").
+type Duration time.Duration
+
+// UnmarshalText parses a Duration.
+func (d *Duration) UnmarshalText(text []byte) error {
+	v, err := ParseDuration(string(text))
+	*d = Duration(v)
+	return err
+}
+
+// ParseDuration parses "7d", "2w" or anything time.ParseDuration takes.
+func ParseDuration(s string) (time.Duration, error) {
+	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			if v, err := strconv.Atoi(n); err == nil && v >= 0 {
+				return time.Duration(v) * unit, nil
+			}
+		}
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("invalid duration %q: use a number with a unit, like 30m, 12h, 7d or 2w", s)
+	}
+	return v, nil
+}
+
+// ByteSize is a memory size in Docker's notation: a number with an
+// optional unit b, k, m or g, each 1024 times the one before.
+type ByteSize int64
+
+// UnmarshalText parses a ByteSize.
+func (b *ByteSize) UnmarshalText(text []byte) error {
+	s := strings.ToLower(strings.TrimSpace(string(text)))
+	unit := int64(1)
+	if n := len(s); n > 0 {
+		if i := strings.IndexByte("bkmg", s[n-1]); i >= 0 {
+			unit = int64(1) << (10 * i)
+			s = s[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v <= 0 {
+		return fmt.Errorf("invalid memory size %q: use a number with a unit, like 512m or 2g", string(text))
+	}
+	*b = ByteSize(v * float64(unit))
+	return nil
+}

@@ -1,0 +1,178 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/git-apex/git-apex/exitcode"
+)
+
+func TestTemplateDecodesToDefaults(t *testing.T) {
+	p, err := Decode(".apex.toml", Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	// Printed, so that the template's empty lists equal the defaults' nil ones.
+	if fmt.Sprintf("%+v", p) != fmt.Sprintf("%+v", want) {
+		t.Errorf("template decodes to\n%+v\nwant\n%+v", p, want)
+	}
+}
+
+func TestLoadMissingFileGivesDefaults(t *testing.T) {
+	p, err := Load(filepath.Join(t.TempDir(), FileName), false)
+	if err != nil || !reflect.DeepEqual(p, Default()) {
+		t.Fatalf("got %+v, %v", p, err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "nope.toml"), true); exitcode.Of(err) != exitcode.Policy {
+		t.Fatalf("explicit missing file: got %v", err)
+	}
+}
+
+func TestDecodeErrorsNameWhereAndWhat(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		line       int
+		want       []string
+	}{
+		{"syntax", "version = 1\n[isolation\ndefault = \"full\"\n", 2, []string{"expected"}},
+		{"unknown key", "version = 1\n\n[worktree]\nrooot = \"x\"\n", 4, []string{`unknown key "rooot"`, "[worktree]"}},
+		{"unknown top-level table", "version = 1\n[isolaton]\ndefault = \"full\"\n", 2, []string{"unknown table [isolaton]"}},
+		{"unknown key in workflow", "[workflow.feature]\nisolaton = \"full\"\n", 2, []string{`unknown key "isolaton"`, "[workflow.feature]"}},
+		{"wrong type", "[isolation]\nstrict = \"yes\"\n", 2, []string{"isolation.strict", "expected bool", "found string"}},
+		{"unknown mode", "[isolation]\ndefault = \"ful\"\n", 2, []string{"isolation.default", `"ful"`, "full, worktree or shared"}},
+		{"unknown mode in override", "[isolation.overrides]\nfeature = \"box\"\n", 2, []string{`"box"`}},
+		{"override of unknown workflow", "[isolation.overrides]\nfeatur = \"full\"\n", 2, []string{"isolation.overrides.featur", `did you mean "feature"`}},
+		{"bad duration", "[worktree]\nstale_after = \"soon\"\n", 2, []string{"stale_after", `"soon"`}},
+		{"bad memory", "[container]\nmemory = \"lots\"\n", 2, []string{"memory", `"lots"`}},
+		{"bad network", "[container]\nnetwork = \"host\"\n", 2, []string{"container.network", `"bridge" or "none"`}},
+		{"bad placeholder", "[worktree]\nroot = \"../{rpo}\"\n", 2, []string{"worktree.root", "{rpo}"}},
+		{"bad branch template", "[workflow.feature]\nbranch = \"f/{branch}\"\n", 2, []string{"workflow.feature.branch", "{branch}"}},
+		{"newer version", "version = 2\n", 1, []string{"upgrade git-apex"}},
+		{"negative limit", "[worktree]\nmax_active = -1\n", 2, []string{"max_active"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode("/r/.apex.toml", tc.text)
+			if exitcode.Of(err) != exitcode.Policy {
+				t.Fatalf("exit code %d for %v", exitcode.Of(err), err)
+			}
+			msg := err.Error()
+			want := append([]string{fmt.Sprintf("/r/.apex.toml:%d:", tc.line)}, tc.want...)
+			for _, w := range want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q lacks %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func TestModePrecedence(t *testing.T) {
+	text := `
+[isolation]
+default = "shared"
+[isolation.overrides]
+bugfix = "full"
+feature = "full"
+[workflow.feature]
+isolation = "worktree"
+`
+	p, err := Decode("p", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		policy   *Policy
+		workflow string
+		flag     Mode
+		want     Mode
+	}{
+		{"flag beats everything", p, "feature", Shared, Shared},
+		{"workflow table beats override", p, "feature", "", Worktree},
+		{"override beats default", p, "bugfix", "", Full},
+		{"default when nothing else", p, "task", "", Shared},
+		{"built-in worktree", &Policy{}, "task", "", Worktree},
+		{"built-in defaults", Default(), "feature", "", Worktree},
+	} {
+		if got := tc.policy.Mode(tc.workflow, tc.flag); got != tc.want {
+			t.Errorf("%s: Mode(%q, %q) = %q, want %q", tc.name, tc.workflow, tc.flag, got, tc.want)
+		}
+	}
+}
+
+func TestIdentities(t *testing.T) {
+	good := map[string]Identity{
+		"feature-my-branch": {"feature", "my-branch"},
+		"issue-42":          {"issue", "42"},
+		"my_flow-x.y_z":     {"my_flow", "x.y_z"},
+	}
+	for s, want := range good {
+		id, err := ParseIdentity(s)
+		if err != nil || id != want || id.String() != s {
+			t.Errorf("ParseIdentity(%q) = %v, %v", s, id, err)
+		}
+	}
+	bad := []string{"", "feature", "feature-", "-x", "Feature-x", "feature-..", "feature-a..b", "feature-a/b",
+		"feature--x", "feature-.x", "feature-$(rm)", "feature-a b", "feature-a;b", "feature-" + strings.Repeat("a", 101)}
+	for _, s := range bad {
+		if _, err := ParseIdentity(s); exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("ParseIdentity(%q) = %v, want a usage error", s, err)
+		}
+	}
+	if _, err := NewIdentity("feature", strings.Repeat("a", 100)); err != nil {
+		t.Errorf("100-character name refused: %v", err)
+	}
+}
+
+func TestUnknownWorkflowSuggests(t *testing.T) {
+	p := Default()
+	p.Workflow = map[string]Workflow{"deploy": {}}
+	for typo, want := range map[string]string{"featur": "feature", "bugfx": "bugfix", "deploi": "deploy", "rev": "review"} {
+		err := p.CheckWorkflow(typo)
+		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), `did you mean "`+want+`"`) {
+			t.Errorf("CheckWorkflow(%q) = %v", typo, err)
+		}
+	}
+	if err := p.CheckWorkflow("deploy"); err != nil {
+		t.Errorf("policy workflow refused: %v", err)
+	}
+}
+
+func TestBranchAndPath(t *testing.T) {
+	p, err := Decode("p", "[workflow.feature]\nbranch = \"feature/{name}\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := Identity{"feature", "x"}
+	if b, err := p.Branch(id, "repo"); err != nil || b != "feature/x" {
+		t.Errorf("Branch = %q, %v", b, err)
+	}
+	if b, err := p.Branch(Identity{"bugfix", "y.lock"}, "repo"); exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("Branch of y.lock = %q, %v", b, err)
+	}
+	path, err := p.EnvPath("/src/my repo", "/src/my repo/.git", id, "feature/x")
+	if err != nil || path != "/src/my repo.worktrees/feature-x" {
+		t.Errorf("EnvPath = %q, %v", path, err)
+	}
+	p.Worktree.Root = ".git/envs"
+	if _, err := p.EnvPath("/src/r", "/src/r/.git", id, "x"); exitcode.Of(err) != exitcode.Policy {
+		t.Errorf("path inside .git accepted: %v", err)
+	}
+}
+
+func TestDurationAndSize(t *testing.T) {
+	for s, want := range map[string]string{"7d": "168h0m0s", "2w": "336h0m0s", "90m": "1h30m0s"} {
+		d, err := ParseDuration(s)
+		if err != nil || d.String() != want {
+			t.Errorf("ParseDuration(%q) = %v, %v", s, d, err)
+		}
+	}
+	var b ByteSize
+	if err := b.UnmarshalText([]byte("2g")); err != nil || b != 2<<30 {
+		t.Errorf("2g = %d, %v", b, err)
+	}
+}

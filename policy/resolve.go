@@ -1,0 +1,88 @@
+package policy
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+)
+
+// Mode resolves the isolation mode asked for a workflow, first that
+// applies: the --isolation flag (flag, "" when not given),
+// [workflow.X].isolation, [isolation.overrides].X, [isolation].default,
+// then worktree.
+func (p *Policy) Mode(workflow string, flag Mode) Mode {
+	for _, m := range []Mode{flag, p.Workflow[workflow].Isolation, p.Isolation.Overrides[workflow], p.Isolation.Default} {
+		if m != "" {
+			return m
+		}
+	}
+	return Worktree
+}
+
+// Base returns the base the policy names for a workflow:
+// [workflow.X].base, else [worktree].base, else "" (the caller then asks
+// git for the remote's default branch or the main checkout's branch).
+func (p *Policy) Base(workflow string) string {
+	if b := p.Workflow[workflow].Base; b != "" {
+		return b
+	}
+	return p.Worktree.Base
+}
+
+// Detach reports whether a workflow checks out a commit with no branch.
+func (p *Policy) Detach(workflow string) bool {
+	return p.Workflow[workflow].Detach
+}
+
+// Branch returns the branch for an identity: [workflow.X].branch expanded,
+// or the name itself. The result must be a valid branch name.
+func (p *Policy) Branch(id Identity, repo string) (string, error) {
+	branch := id.Name
+	if tmpl := p.Workflow[id.Workflow].Branch; tmpl != "" {
+		branch = expand(tmpl, templateValues(id, repo, ""))
+	}
+	if err := gitx.CheckBranchName(branch); err != nil {
+		return "", exitcode.New(exitcode.Usage, "cannot use %s: %v", id, err)
+	}
+	return branch, nil
+}
+
+// EnvPath returns where an identity's environment lives: the expanded
+// [worktree].root, relative to the main checkout, joined with the
+// identity. It refuses a path inside the repository's git directory.
+func (p *Policy) EnvPath(mainRoot, commonDir string, id Identity, branch string) (string, error) {
+	root := expand(p.Worktree.Root, templateValues(id, filepath.Base(mainRoot), branch))
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(mainRoot, root)
+	}
+	path := filepath.Join(root, id.String())
+	if within(path, commonDir) || path == filepath.Clean(mainRoot) {
+		return "", &Error{File: p.fileName(), Key: "worktree.root",
+			Msg: "puts " + id.String() + " at " + path + ", inside the repository's git directory or on the main checkout; choose a directory outside them"}
+	}
+	return path, nil
+}
+
+func (p *Policy) fileName() string {
+	if p.File == "" {
+		return "(built-in defaults)"
+	}
+	return p.File
+}
+
+// templateValues are the values a template may use. Each comes from a
+// validated identity or the repository's directory name.
+func templateValues(id Identity, repo, branch string) map[string]string {
+	return map[string]string{
+		"repo": repo, "workflow": id.Workflow, "name": id.Name,
+		"identity": id.String(), "branch": branch,
+	}
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}

@@ -1,0 +1,64 @@
+package policy
+
+// Template is what `git apex init` writes: every setting at its built-in
+// default, the optional ones commented out. It decodes to Default().
+const Template = `# git-apex isolation policy. Commit this file; every clone shares it.
+# Reference: the README's "Policy" section, or ` + "`git apex --help`" + `.
+version = 1
+
+[isolation]
+# Mode for new environments: "full" (worktree + container), "worktree"
+# (a git worktree on its own branch) or "shared" (the main checkout).
+default = "worktree"
+# true: never fall back from full to worktree to shared; fail instead.
+strict = false
+
+# Per-workflow modes; [workflow.NAME].isolation wins over these.
+[isolation.overrides]
+# feature = "full"
+
+[worktree]
+# Where environments live, relative to the main checkout.
+# Placeholders: {repo} {workflow} {name} {identity} {branch}.
+root = "../{repo}.worktrees"
+# Base branch for new branches and merged checks. Unset: the remote's
+# default branch, else the main checkout's current branch.
+# base = "main"
+cleanup_on_merge = true
+delete_merged_branches = true
+cleanup_on_complete = true
+preserve_on_failure = true
+stale_after = "7d"
+# Most active environments at once; 0 means no limit.
+max_active = 0
+# Untracked files copied from the main checkout into new environments.
+copy = []
+submodules = true
+# Commands run in each new environment (after ` + "`git apex trust`" + `).
+setup = []
+
+[container]
+# image = "debian:stable-slim"
+# cpus = 2
+# memory = "2g"
+network = "bridge"
+user = "host"
+
+# [workflow.feature]
+# isolation = "full"
+# branch = "feature/{name}"
+# base = "main"
+# setup = ["make deps"]
+
+# [workflow.review]
+# detach = true
+
+[hooks]
+post_create = []
+pre_remove = []
+post_remove = []
+
+[pool]
+# Warm worktrees kept ready; 0 means no pool.
+size = 0
+`

@@ -1,0 +1,110 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/git-apex/git-apex/gitx"
+)
+
+// placeholder matches a {name} in a template.
+var placeholder = regexp.MustCompile(`\{[^{}]*\}`)
+
+// userSpec matches the container user settings besides "host": a name or
+// uid, with an optional group.
+var userSpec = regexp.MustCompile(`^[a-z_0-9][a-z0-9_.-]*(:[a-z_0-9][a-z0-9_.-]*)?$`)
+
+// validate checks what decoding cannot: ranges, names and templates.
+func (p *Policy) validate() *Error {
+	bad := func(key, format string, args ...any) *Error {
+		return &Error{Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case p.Version > Version:
+		return bad("version", "this policy is version %d, newer than this git-apex reads (%d): upgrade git-apex", p.Version, Version)
+	case p.Version < 1:
+		return bad("version", "must be %d", Version)
+	}
+	for _, name := range sortedKeys(p.Workflow) {
+		if !workflowSyntax.MatchString(name) {
+			return bad("workflow."+name, "invalid workflow name: use a lowercase letter, then lowercase letters, digits or '_'")
+		}
+		w := p.Workflow[name]
+		if err := checkTemplate(w.Branch, "{repo} {workflow} {name} {identity}"); err != nil {
+			return bad("workflow."+name+".branch", "%v", err)
+		}
+		if w.Base != "" {
+			if err := gitx.CheckBranchName(w.Base); err != nil {
+				return bad("workflow."+name+".base", "%v", err)
+			}
+		}
+	}
+	for _, name := range sortedKeys(p.Isolation.Overrides) {
+		if err := p.CheckWorkflow(name); err != nil {
+			return bad("isolation.overrides."+name, "%v", err)
+		}
+	}
+	wt := p.Worktree
+	if wt.Root == "" {
+		return bad("worktree.root", "must not be empty")
+	}
+	if err := checkTemplate(wt.Root, "{repo} {workflow} {name} {identity} {branch}"); err != nil {
+		return bad("worktree.root", "%v", err)
+	}
+	if wt.Base != "" {
+		if err := gitx.CheckBranchName(wt.Base); err != nil {
+			return bad("worktree.base", "%v", err)
+		}
+	}
+	if wt.MaxActive < 0 {
+		return bad("worktree.max_active", "must be 0 (no limit) or more, not %d", wt.MaxActive)
+	}
+	for _, glob := range wt.Copy {
+		if _, err := filepath.Match(glob, ""); err != nil || glob == "" {
+			return bad("worktree.copy", "invalid pattern %q", glob)
+		}
+	}
+	c := p.Container
+	if c.CPUs < 0 {
+		return bad("container.cpus", "must be positive, not %g", c.CPUs)
+	}
+	if c.Network != "bridge" && c.Network != "none" {
+		return bad("container.network", "unknown network %q: use \"bridge\" or \"none\"", c.Network)
+	}
+	if c.User != "host" && !userSpec.MatchString(c.User) {
+		return bad("container.user", "invalid user %q: use \"host\", a user name or uid, with an optional \":group\"", c.User)
+	}
+	if p.Pool.Size < 0 {
+		return bad("pool.size", "must be 0 (no pool) or more, not %d", p.Pool.Size)
+	}
+	return nil
+}
+
+// checkTemplate fails when template uses a placeholder not in allowed.
+func checkTemplate(template, allowed string) error {
+	for _, ph := range placeholder.FindAllString(template, -1) {
+		if !strings.Contains(" "+allowed+" ", " "+ph+" ") {
+			return fmt.Errorf("unknown placeholder %s in %q: use %s", ph, template, strings.ReplaceAll(allowed, " ", ", "))
+		}
+	}
+	return nil
+}
+
+// expand fills a template checked by checkTemplate.
+func expand(template string, values map[string]string) string {
+	return placeholder.ReplaceAllStringFunc(template, func(ph string) string {
+		return values[strings.Trim(ph, "{}")]
+	})
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
