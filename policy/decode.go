@@ -17,7 +17,7 @@ import (
 // Error is an invalid policy: where, and what is wrong.
 type Error struct {
 	File string
-	Line int // 0 when unknown
+	Line int    // 0 when unknown
 	Col  int    // 0 when unknown
 	Key  string // dotted key at fault, when there is one
 	Msg  string
