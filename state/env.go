@@ -1,0 +1,175 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Status is an environment's lifecycle state.
+type Status string
+
+// The statuses. A destroyed env is history: its identity and branch are
+// free again.
+const (
+	Active    Status = "active"
+	Preserved Status = "preserved"
+	Destroyed Status = "destroyed"
+)
+
+// Env is one environment.
+type Env struct {
+	ID          int64
+	Identity    string
+	Workflow    string
+	Name        string
+	ModeAsked   string // the mode the policy or flag asked for
+	Mode        string // the mode it got, after any fallback
+	Path        string
+	Branch      string // "" when detached
+	Base        string // branch its work is measured against
+	StartCommit string
+	Container   string
+	Status      Status
+	ParentID    int64 // 0 when it has no parent
+	Metadata    map[string]string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// Live reports whether the env still exists.
+func (e *Env) Live() bool { return e.Status != Destroyed }
+
+const envColumns = `id, identity, workflow, name, mode_asked, mode, path, branch, base,
+	start_commit, container, status, coalesce(parent_id, 0), metadata, created_at, updated_at`
+
+func scanEnv(row interface{ Scan(...any) error }) (*Env, error) {
+	var e Env
+	var meta string
+	var created, updated int64
+	err := row.Scan(&e.ID, &e.Identity, &e.Workflow, &e.Name, &e.ModeAsked, &e.Mode, &e.Path,
+		&e.Branch, &e.Base, &e.StartCommit, &e.Container, &e.Status, &e.ParentID, &meta, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(meta), &e.Metadata); err != nil {
+		return nil, fmt.Errorf("env %s: cannot read metadata: %w", e.Identity, err)
+	}
+	e.CreatedAt, e.UpdatedAt = time.UnixMilli(created), time.UnixMilli(updated)
+	return &e, nil
+}
+
+// Live returns the live env of an identity, or nil when it has none.
+func (s *Store) Live(ctx context.Context, identity string) (*Env, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+envColumns+` FROM envs
+		WHERE identity = ? AND status != 'destroyed'`, identity)
+	e, err := scanEnv(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return e, err
+}
+
+// BranchHolder returns the live env that owns branch, or nil.
+func (s *Store) BranchHolder(ctx context.Context, branch string) (*Env, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+envColumns+` FROM envs
+		WHERE branch = ? AND branch != '' AND status != 'destroyed'`, branch)
+	e, err := scanEnv(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return e, err
+}
+
+// Envs lists envs, oldest first; destroyed ones only when all is set.
+func (s *Store) Envs(ctx context.Context, all bool) ([]*Env, error) {
+	query := `SELECT ` + envColumns + ` FROM envs`
+	if !all {
+		query += ` WHERE status != 'destroyed'`
+	}
+	rows, err := s.db.QueryContext(ctx, query+` ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var envs []*Env
+	for rows.Next() {
+		e, err := scanEnv(rows)
+		if err != nil {
+			return nil, err
+		}
+		envs = append(envs, e)
+	}
+	return envs, rows.Err()
+}
+
+// Create records a new env and its first event in one transaction. It
+// fails with ErrIdentityTaken or ErrBranchTaken when another live env
+// has the identity or the branch.
+func (s *Store) Create(ctx context.Context, e *Env, kind, detail string) error {
+	now := time.Now()
+	meta, err := json.Marshal(nonNil(e.Metadata))
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO envs (identity, workflow, name, mode_asked, mode, path,
+			branch, base, start_commit, container, status, parent_id, metadata, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, 0), ?, ?, ?)`,
+			e.Identity, e.Workflow, e.Name, e.ModeAsked, e.Mode, e.Path, e.Branch, e.Base, e.StartCommit,
+			e.Container, e.Status, e.ParentID, string(meta), now.UnixMilli(), now.UnixMilli())
+		if err != nil {
+			return uniqueError(err)
+		}
+		if e.ID, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		e.CreatedAt, e.UpdatedAt = time.UnixMilli(now.UnixMilli()), time.UnixMilli(now.UnixMilli())
+		return addEvent(ctx, tx, now, e, kind, detail)
+	})
+}
+
+// Save writes an env's changed fields (mode, path, branch, container,
+// status, metadata) and an event in one transaction.
+func (s *Store) Save(ctx context.Context, e *Env, kind, detail string) error {
+	now := time.Now()
+	meta, err := json.Marshal(nonNil(e.Metadata))
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE envs SET mode = ?, path = ?, branch = ?, container = ?,
+			status = ?, metadata = ?, updated_at = ? WHERE id = ?`,
+			e.Mode, e.Path, e.Branch, e.Container, e.Status, string(meta), now.UnixMilli(), e.ID)
+		if err != nil {
+			return uniqueError(err)
+		}
+		e.UpdatedAt = time.UnixMilli(now.UnixMilli())
+		return addEvent(ctx, tx, now, e, kind, detail)
+	})
+}
+
+func nonNil(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// uniqueError turns a violation of a live-env index into its sentinel.
+func uniqueError(err error) error {
+	var serr sqlite3.Error
+	if errors.As(err, &serr) && serr.ExtendedCode == sqlite3.ErrConstraintUnique {
+		if strings.Contains(serr.Error(), "envs.branch") {
+			return ErrBranchTaken
+		}
+		return ErrIdentityTaken
+	}
+	return err
+}
