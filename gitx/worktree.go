@@ -143,27 +143,21 @@ func (l *Locked) Unlock() {
 	l.file.Close()
 }
 
-// AddWorktree describes a `git worktree add`.
-type AddWorktree struct {
-	Path      string // absolute path of the new worktree
-	Branch    string // branch to check out; "" with Detach
-	NewBranch bool   // create Branch at Start
-	Start     string // commit to start from (new branch or detached)
-	Detach    bool
-}
-
-// AddWorktree runs `git worktree add`. New branches never track an upstream.
-func (l *Locked) AddWorktree(ctx context.Context, a AddWorktree) error {
-	args := []string{"worktree", "add", "--quiet"}
-	switch {
-	case a.Detach:
-		args = append(args, "--detach", a.Path, a.Start)
-	case a.NewBranch:
-		args = append(args, "--no-track", "-b", a.Branch, a.Path, a.Start)
-	default:
-		args = append(args, a.Path, a.Branch)
+// AddWorktree runs `git worktree add` at path, checking out branch, or
+// the commit start detached when branch is "".
+func (l *Locked) AddWorktree(ctx context.Context, path, branch, start string) error {
+	args := []string{"worktree", "add", "--quiet", path, branch}
+	if branch == "" {
+		args = []string{"worktree", "add", "--quiet", "--detach", path, start}
 	}
 	_, err := l.Run(ctx, l.CommonDir, args...)
+	return err
+}
+
+// CreateBranch creates a branch at start. It never sets up tracking (that
+// would write the repository's config) and fails if the branch exists.
+func (l *Locked) CreateBranch(ctx context.Context, branch, start string) error {
+	_, err := l.Run(ctx, l.CommonDir, "branch", "--no-track", branch, start)
 	return err
 }
 
@@ -185,14 +179,12 @@ func (l *Locked) DeleteBranch(ctx context.Context, branch string) error {
 	return err
 }
 
-// Switch checks out branch in the working tree at dir, creating it at
-// start when create is set.
-func (l *Locked) Switch(ctx context.Context, dir, branch string, create bool, start string) error {
-	args := []string{"switch", "--quiet", "--no-guess"}
-	if create {
-		args = append(args, "--no-track", "-c", branch, start)
-	} else {
-		args = append(args, branch)
+// Switch checks out branch in the working tree at dir; with branch ""
+// it checks out the commit start detached.
+func (l *Locked) Switch(ctx context.Context, dir, branch, start string) error {
+	args := []string{"switch", "--quiet", "--no-guess", branch}
+	if branch == "" {
+		args = []string{"switch", "--quiet", "--detach", start}
 	}
 	_, err := l.Run(ctx, dir, args...)
 	return err

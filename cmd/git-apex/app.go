@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/isolation"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = ""
+
+func appVersion() string {
+	if version != "" {
+		return version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
+}
+
+// newApp defines the command line. Its commands live one per file.
+func newApp() *cli.App {
+	app := &cli.App{
+		Name:      "git-apex",
+		HelpName:  "git apex",
+		Usage:     "give every unit of work its own isolated place to work",
+		UsageText: "git apex [--policy FILE] <command> [flags] [arguments]",
+		Description: "git-apex makes, tracks and cleans up environments for units of work: a git worktree on its own branch, " +
+			"a worktree inside a container, or a branch in the main checkout, as the repository's .apex.toml decides. " +
+			"Environments are recorded in <git-common-dir>/apex/state.db.\n\n" +
+			"Exit codes: 0 success; 1 unexpected failure; 2 usage error (bad flags, invalid identity, unknown workflow, " +
+			"not in a git working tree, no commits); 3 refused to protect work (dirty, unmerged, in use, branch held); " +
+			"4 invalid policy; 5 git failed; 6 container runtime unavailable where required; 7 no such environment; 130 interrupted.",
+		Version: appVersion(),
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "policy", Usage: "read the policy from `FILE` instead of the main checkout's .apex.toml", EnvVars: []string{"GIT_APEX_POLICY"}},
+		},
+		Commands: []*cli.Command{
+			initCommand(),
+			startCommand(),
+			pathCommand(),
+			listCommand(),
+			removeCommand(),
+			manCommand(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageError(c, "unknown command %q", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+		// Exit codes are mapped once, in main: cli must not exit by itself.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Writer:         os.Stdout,
+		ErrWriter:      os.Stderr,
+	}
+	app.OnUsageError = onUsageError
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = onUsageError
+	}
+	return app
+}
+
+// onUsageError reports bad flags on stderr with exit code 2.
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	return usageError(c, "%v", err)
+}
+
+// usageError is a usage error that names the help to read.
+func usageError(c *cli.Context, format string, args ...any) error {
+	help := "git apex -h"
+	if c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name {
+		help = "git apex " + c.Command.Name + " -h"
+	}
+	return exitcode.New(exitcode.Usage, format+"; see `%s`", append(args, help)...)
+}
+
+// positional returns the command's arguments when there are between min
+// and max of them. cli stops parsing flags at the first argument, so a
+// flag written after one arrives here and is rejected, never ignored;
+// everything after a "--" is taken as it is.
+func positional(c *cli.Context, min, max int, names string) ([]string, error) {
+	var args []string
+	for i, a := range c.Args().Slice() {
+		if a == "--" {
+			args = append(args, c.Args().Slice()[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") {
+			return nil, usageError(c, "flag %s after the arguments: put flags before %s", a, names)
+		}
+		args = append(args, a)
+	}
+	if len(args) < min || len(args) > max {
+		return nil, usageError(c, "expected %s", names)
+	}
+	return args, nil
+}
+
+// openManager opens the repository of the current directory.
+func openManager(c *cli.Context) (*isolation.Manager, error) {
+	policyFile := c.String("policy")
+	if policyFile != "" {
+		abs, err := filepath.Abs(policyFile)
+		if err != nil {
+			return nil, err
+		}
+		policyFile = abs
+	}
+	return isolation.Open(c.Context, ".", isolation.Options{PolicyFile: policyFile, Stderr: c.App.ErrWriter})
+}
+
+// note prints a human message on stderr.
+func note(c *cli.Context, format string, args ...any) {
+	fmt.Fprintf(c.App.ErrWriter, format+"\n", args...)
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:    "list",
+		Aliases: []string{"ls"},
+		Usage:   "list environments",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Usage: "include destroyed environments"},
+			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
+		},
+		Action: func(c *cli.Context) error {
+			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
+				return err
+			}
+			m, err := openManager(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			envs, err := m.List(c.Context, c.Bool("all"))
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				views := make([]envJSON, 0, len(envs))
+				for _, e := range envs {
+					views = append(views, envView(e))
+				}
+				return printJSON(c, views)
+			}
+			if len(envs) == 0 {
+				note(c, "no environments; `git apex start <workflow> <name>` makes one")
+				return nil
+			}
+			w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "IDENTITY\tMODE\tBRANCH\tSTATUS\tAGE\tPATH")
+			for _, e := range envs {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Identity, e.Mode, branchOrDetached(e.Branch), e.Status, age(time.Since(e.CreatedAt)), e.Path)
+			}
+			return w.Flush()
+		},
+	}
+}
+
+// age prints a duration the way a person reads it at a glance.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}

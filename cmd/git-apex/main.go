@@ -1,0 +1,33 @@
+// Command git-apex gives every unit of work its own isolated place to
+// work: a git worktree, a worktree in a container, or a branch in the main
+// checkout, as the repository's .apex.toml decides. Run it as `git apex`.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/git-apex/git-apex/exitcode"
+)
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+// run runs the command line and returns the exit code.
+func run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := newApp().RunContext(ctx, args)
+	if err == nil {
+		return exitcode.OK
+	}
+	fmt.Fprintf(os.Stderr, "git-apex: %v\n", err)
+	if ctx.Err() != nil {
+		return exitcode.Interrupted
+	}
+	return exitcode.Of(err)
+}

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+)
+
+// manCommand prints the man page generated from this command line, so the
+// page installed as git-apex.1 (which `git apex --help` shows) never drifts.
+func manCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "man",
+		Usage:  "print the git-apex(1) man page in roff",
+		Hidden: true,
+		Action: func(c *cli.Context) error {
+			page, err := newApp().ToManWithSection(1)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprint(c.App.Writer, page)
+			return err
+		},
+	}
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/state"
+)
+
+// envJSON is the JSON shape of an environment in `start --json` and
+// `list --json`; the README documents it.
+type envJSON struct {
+	Identity    string            `json:"identity"`
+	Workflow    string            `json:"workflow"`
+	Name        string            `json:"name"`
+	Mode        string            `json:"mode"`
+	ModeAsked   string            `json:"mode_asked"`
+	Path        string            `json:"path"`
+	Branch      string            `json:"branch"`
+	Base        string            `json:"base"`
+	StartCommit string            `json:"start_commit"`
+	Status      string            `json:"status"`
+	Metadata    map[string]string `json:"metadata"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
+	Reused      *bool             `json:"reused,omitempty"` // start only
+}
+
+func envView(e *state.Env) envJSON {
+	meta := e.Metadata
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	return envJSON{
+		Identity: e.Identity, Workflow: e.Workflow, Name: e.Name, Mode: e.Mode, ModeAsked: e.ModeAsked,
+		Path: e.Path, Branch: e.Branch, Base: e.Base, StartCommit: e.StartCommit, Status: string(e.Status),
+		Metadata: meta, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
+	}
+}
+
+// describe says in a few words what an env is.
+func describe(e *state.Env) string {
+	return fmt.Sprintf("%s on %s from %s, at %s", e.Mode, branchOrDetached(e.Branch), e.Base, e.Path)
+}
+
+func branchOrDetached(branch string) string {
+	if branch == "" {
+		return "(detached)"
+	}
+	return branch
+}
+
+func printJSON(c *cli.Context, v any) error {
+	enc := json.NewEncoder(c.App.Writer)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printLine(c *cli.Context, s string) error {
+	_, err := fmt.Fprintln(c.App.Writer, s)
+	return err
+}

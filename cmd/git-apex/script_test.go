@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite the scripts' expected output")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"git-apex": main})
+}
+
+// TestScripts runs the scenarios in testdata/script, each in its own
+// directory with its own HOME and a git configured only by the script.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup:               setupScript,
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": cmdExits},
+	})
+}
+
+// cmdExits runs a command and fails unless it exits with the given code:
+//
+//	exits 3 git-apex remove feature-x
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: bad code %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = exit.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+func setupScript(env *testscript.Env) error {
+	home := filepath.Join(env.WorkDir, ".home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{
+		"HOME":                home,
+		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
+		"XDG_STATE_HOME":      filepath.Join(home, ".local", "state"),
+		"GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME":     "Apex Tester",
+		"GIT_AUTHOR_EMAIL":    "tester@example.com",
+		"GIT_AUTHOR_DATE":     "2026-01-01T00:00:00Z",
+		"GIT_COMMITTER_NAME":  "Apex Tester",
+		"GIT_COMMITTER_EMAIL": "tester@example.com",
+		"GIT_COMMITTER_DATE":  "2026-01-01T00:00:00Z",
+		"GIT_CONFIG_COUNT":    "2",
+		"GIT_CONFIG_KEY_0":    "init.defaultBranch",
+		"GIT_CONFIG_VALUE_0":  "main",
+		"GIT_CONFIG_KEY_1":    "advice.detachedHead",
+		"GIT_CONFIG_VALUE_1":  "false",
+	} {
+		env.Setenv(k, v)
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/policy"
+)
+
+func startCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "start",
+		Usage:     "make or reuse the environment of a unit of work and print its path",
+		ArgsUsage: "<workflow> <name> | <identity>",
+		Description: "The identity is <workflow>-<name>, like feature-login or issue-42. An existing environment is reused " +
+			"(its path printed, nothing made); one whose directory was deleted is made again. The mode comes from " +
+			"--isolation, else [workflow.X].isolation, else [isolation.overrides].X, else [isolation].default, else worktree.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "isolation", Usage: "isolation `MODE`: full, worktree or shared"},
+			&cli.StringFlag{Name: "from", Usage: "start from `COMMIT-ISH`; a branch also becomes the base"},
+			&cli.StringFlag{Name: "branch", Usage: "use branch `NAME` instead of the policy's template (an existing branch is checked out)"},
+			&cli.BoolFlag{Name: "strict", Usage: "fail instead of falling back to a weaker mode"},
+			&cli.BoolFlag{Name: "json", Usage: "print the environment as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			args, err := positional(c, 1, 2, "<workflow> <name> or <identity>")
+			if err != nil {
+				return err
+			}
+			var id policy.Identity
+			if len(args) == 2 {
+				id, err = policy.NewIdentity(args[0], args[1])
+			} else {
+				id, err = policy.ParseIdentity(args[0])
+			}
+			if err != nil {
+				return err
+			}
+			req := isolation.StartRequest{Identity: id, From: c.String("from"), Branch: c.String("branch"), Strict: c.Bool("strict")}
+			if s := c.String("isolation"); s != "" {
+				if req.Isolation, err = policy.ParseMode(s); err != nil {
+					return usageError(c, "%v", err)
+				}
+			}
+			m, err := openManager(c)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			res, err := m.Start(c.Context, req)
+			if err != nil {
+				return err
+			}
+			if !res.Reused {
+				note(c, "created %s: %s", res.Env.Identity, describe(res.Env))
+			}
+			if c.Bool("json") {
+				out := envView(res.Env)
+				out.Reused = &res.Reused
+				return printJSON(c, out)
+			}
+			return printLine(c, res.Env.Path)
+		},
+	}
+}

@@ -1,0 +1,44 @@
+package isolation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+)
+
+// InitPolicy writes policy.Template as .apex.toml at the top of the main
+// checkout of the repository containing dir, and returns its path. It
+// refuses (exit 3) to overwrite an existing file unless force is set.
+// Unlike the other commands it works in a repository with no commits.
+func InitPolicy(ctx context.Context, dir string, force bool) (string, error) {
+	repo, err := gitx.Open(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	worktrees, err := repo.Worktrees(ctx)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(worktrees[0].Path, policy.FileName)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if os.IsExist(err) {
+		return "", exitcode.New(exitcode.Refused, "%s already exists; edit it, or run `git apex init --force` to replace it with the template", path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	if _, err := f.WriteString(policy.Template); err != nil {
+		f.Close()
+		return "", fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return path, f.Close()
+}

@@ -1,0 +1,112 @@
+// Package isolation makes, finds, heals and removes environments. It
+// holds the providers, one per mode (worktree and shared; full falls back
+// to worktree until containers arrive), and the lifecycles that drive them
+// from the state store, the policy and git.
+package isolation
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
+)
+
+// Options configure a Manager.
+type Options struct {
+	// PolicyFile overrides the main checkout's .apex.toml when not "".
+	PolicyFile string
+	// Stderr receives warnings and notes; nil discards them.
+	Stderr io.Writer
+}
+
+// Manager is an opened repository with its state and policy.
+type Manager struct {
+	Git   *gitx.Repo
+	Store *state.Store
+	opts  Options
+}
+
+// Open opens the repository containing dir and its state database. The
+// repository must have a working tree and at least one commit.
+func Open(ctx context.Context, dir string, opts Options) (*Manager, error) {
+	repo, err := gitx.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := repo.RequireCommits(); err != nil {
+		return nil, err
+	}
+	store, err := state.Open(ctx, filepath.Join(repo.ApexDir(), "state.db"))
+	if err != nil {
+		return nil, err
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	return &Manager{Git: repo, Store: store, opts: opts}, nil
+}
+
+// Close closes the state database.
+func (m *Manager) Close() error { return m.Store.Close() }
+
+// Policy loads the policy: the override file when one was given, else
+// the main checkout's working-tree .apex.toml (uncommitted edits
+// included), else the built-in defaults.
+func (m *Manager) Policy(mainRoot string) (*policy.Policy, error) {
+	if m.opts.PolicyFile != "" {
+		return policy.Load(m.opts.PolicyFile, true)
+	}
+	return policy.Load(filepath.Join(mainRoot, policy.FileName), false)
+}
+
+// warnf prints a warning on stderr.
+func (m *Manager) warnf(format string, args ...any) {
+	fmt.Fprintf(m.opts.Stderr, "warning: "+format+"\n", args...)
+}
+
+// notef prints a note on stderr.
+func (m *Manager) notef(format string, args ...any) {
+	fmt.Fprintf(m.opts.Stderr, format+"\n", args...)
+}
+
+// live returns the live env of an identity, or a not-found error (exit 7).
+func (m *Manager) live(ctx context.Context, identity string) (*state.Env, error) {
+	if _, err := policy.ParseIdentity(identity); err != nil {
+		return nil, err
+	}
+	env, err := m.Store.Live(ctx, identity)
+	if err != nil {
+		return nil, err
+	}
+	if env == nil {
+		return nil, exitcode.New(exitcode.NotFound, "no environment for %s: `git apex list` shows them, `git apex start %s` makes one", identity, identity)
+	}
+	return env, nil
+}
+
+// exists reports whether path exists.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// within reports whether path is dir or below it, comparing real paths.
+func within(path, dir string) bool {
+	path, dir = realPath(path), realPath(dir)
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func realPath(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		return p
+	}
+	return filepath.Clean(path)
+}

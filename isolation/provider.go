@@ -1,0 +1,138 @@
+package isolation
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
+)
+
+// provider makes and removes the environments of one mode. Both run under
+// the repository lock.
+type provider interface {
+	// create makes the planned env. It returns an undo that removes
+	// whatever it made, also when it fails part-way.
+	create(ctx context.Context, lk *gitx.Locked, p *plan) (undo func(context.Context) error, err error)
+	// remove deletes the env's place; force discards uncommitted work.
+	remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error
+}
+
+var providers = map[policy.Mode]provider{
+	policy.Worktree: worktreeProvider{},
+	policy.Shared:   sharedProvider{},
+}
+
+// newBranch creates the plan's branch unless it exists and returns the
+// undo that deletes it again; nil when it made nothing.
+func newBranch(ctx context.Context, lk *gitx.Locked, p *plan) (func(context.Context) error, error) {
+	if p.branchExists {
+		return nil, nil
+	}
+	if err := lk.CreateBranch(ctx, p.branch, p.start); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return lk.DeleteBranch(ctx, p.branch) }, nil
+}
+
+// undoAll runs undos last first and joins their errors.
+func undoAll(undos ...func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		var errs []error
+		for i := len(undos) - 1; i >= 0; i-- {
+			if undos[i] != nil {
+				errs = append(errs, undos[i](ctx))
+			}
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// worktreeProvider gives each env a git worktree on its own branch.
+type worktreeProvider struct{}
+
+func (worktreeProvider) create(ctx context.Context, lk *gitx.Locked, p *plan) (func(context.Context) error, error) {
+	madeDirs := missingDirs(p.path)
+	unbranch, err := newBranch(ctx, lk, p)
+	if err != nil {
+		return nil, err
+	}
+	unworktree := func(ctx context.Context) error {
+		var errs []error
+		if wts, err := lk.Worktrees(ctx); err != nil {
+			errs = append(errs, err)
+		} else if _, ok := gitx.FindWorktree(wts, p.path); ok {
+			errs = append(errs, lk.RemoveWorktree(ctx, p.path, true))
+		}
+		// The path did not exist before (plan refuses one that does).
+		errs = append(errs, os.RemoveAll(p.path))
+		for _, dir := range madeDirs {
+			os.Remove(dir) // only if still empty
+		}
+		return errors.Join(errs...)
+	}
+	undo := undoAll(unbranch, unworktree)
+	return undo, lk.AddWorktree(ctx, p.path, p.branch, p.start)
+}
+
+func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error {
+	return lk.RemoveWorktree(ctx, env.Path, force)
+}
+
+// missingDirs lists the ancestors of path that do not exist yet, deepest
+// first: the directories `git worktree add` will create.
+func missingDirs(path string) []string {
+	var dirs []string
+	for dir := filepath.Dir(path); !exists(dir); dir = filepath.Dir(dir) {
+		dirs = append(dirs, dir)
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	return dirs
+}
+
+// sharedProvider uses the main checkout itself: it switches it to the
+// env's branch, and only when that loses nothing.
+type sharedProvider struct{}
+
+func (sharedProvider) create(ctx context.Context, lk *gitx.Locked, p *plan) (func(context.Context) error, error) {
+	wts, err := lk.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	main := wts[0]
+	if main.Branch == p.branch {
+		return nil, nil
+	}
+	changes, err := lk.Status(ctx, p.mainRoot)
+	if err != nil {
+		return nil, err
+	}
+	// Untracked files travel with a switch (git refuses to overwrite one);
+	// changes to tracked files are what a switch could mix up or lose.
+	if changes.Staged+changes.Modified > 0 {
+		return nil, exitcode.New(exitcode.Refused, "cannot switch the main checkout to %s for %s: it has %s changes; commit or stash them, or use --isolation worktree",
+			p.branch, p.id, gitx.Changes{Staged: changes.Staged, Modified: changes.Modified})
+	}
+	unbranch, err := newBranch(ctx, lk, p)
+	if err != nil {
+		return nil, err
+	}
+	switchBack := func(ctx context.Context) error {
+		return lk.Switch(ctx, p.mainRoot, main.Branch, main.Head)
+	}
+	if err := lk.Switch(ctx, p.mainRoot, p.branch, ""); err != nil {
+		return undoAll(unbranch), err
+	}
+	return undoAll(unbranch, switchBack), nil
+}
+
+// remove leaves the main checkout alone: a shared env is only forgotten.
+func (sharedProvider) remove(context.Context, *gitx.Locked, *state.Env, bool) error {
+	return nil
+}

@@ -1,0 +1,152 @@
+package isolation
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
+)
+
+// RemoveOptions are the flags of `git apex remove`.
+type RemoveOptions struct {
+	Force        bool   // discard uncommitted work and unheld commits
+	DeleteBranch bool   // delete the env's branch too
+	Cwd          string // the caller's directory: the env holding it is kept unless Force
+}
+
+// RemoveResult says what Remove did.
+type RemoveResult struct {
+	Env           *state.Env
+	BranchDeleted bool
+	AlreadyGone   bool // its directory had been deleted by hand
+}
+
+// Remove deletes an env's worktree and marks it destroyed. Every check
+// runs before anything changes, so a refusal (exit 3) changes nothing:
+// it refuses a locked worktree, the worktree holding the caller's
+// directory, and, unless forced, uncommitted changes or untracked files,
+// commits that no branch or remote holds, and (with DeleteBranch) branch
+// commits found nowhere else. The branch is kept unless DeleteBranch.
+// A shared env is only marked destroyed; the main checkout is never touched.
+func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOptions) (*RemoveResult, error) {
+	if _, err := policy.ParseIdentity(identity); err != nil {
+		return nil, err
+	}
+	lk, err := m.Git.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	env, err := m.live(ctx, identity)
+	if err != nil {
+		return nil, err
+	}
+	worktrees, err := lk.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	wt, found, err := m.heal(ctx, lk, env, worktrees)
+	if err != nil {
+		return nil, err
+	}
+	res := &RemoveResult{Env: env, AlreadyGone: !env.Live()}
+	refuse := func(format string, args ...any) error {
+		return exitcode.New(exitcode.Refused, "cannot remove %s: "+format, append([]any{identity}, args...)...)
+	}
+	forceHint := fmt.Sprintf("`git apex remove --force %s`", identity)
+
+	removeTree := env.Live() && env.Mode != string(policy.Shared)
+	if removeTree && !found {
+		return nil, refuse("%s is no longer a git worktree; look inside it, move it away, then run `git apex list` to heal the record", env.Path)
+	}
+	if removeTree {
+		switch {
+		case wt.Path == worktrees[0].Path:
+			return nil, refuse("its path %s is the main checkout", wt.Path)
+		case wt.Locked:
+			return nil, refuse("its worktree is locked (%s); unlock it with `git worktree unlock %s` first", lockReason(wt), wt.Path)
+		case opts.Cwd != "" && within(opts.Cwd, wt.Path) && !opts.Force:
+			return nil, refuse("your current directory is inside it; cd elsewhere, or run %s", forceHint)
+		}
+		if !opts.Force {
+			changes, err := lk.Status(ctx, wt.Path)
+			if err != nil {
+				return nil, err
+			}
+			if changes.Dirty() {
+				return nil, refuse("it has %s files; commit or stash them, or run %s to discard them", changes, forceHint)
+			}
+			if wt.Branch == "" && wt.Head != "" {
+				n, err := lk.Unheld(ctx, wt.Head, "")
+				if err != nil {
+					return nil, err
+				}
+				if n > 0 {
+					return nil, refuse("its detached HEAD has %d commits that no branch or remote holds; create a branch for them, or run %s to discard them", n, forceHint)
+				}
+			}
+		}
+	}
+	deleteBranch := opts.DeleteBranch && env.Branch != ""
+	if deleteBranch {
+		if holder, ok := gitx.WorktreeOnBranch(worktrees, env.Branch); ok && holder.Path != wt.Path && !holder.Prunable {
+			return nil, refuse("branch %s is checked out in %s; switch that checkout away first", env.Branch, holder.Path)
+		}
+		if !opts.Force {
+			if err := m.checkBranchHeld(ctx, lk, env); err != nil {
+				return nil, refuse("%v; merge or push it first, or run `git apex remove --force --delete-branch %s`", err, identity)
+			}
+		}
+	}
+
+	if removeTree {
+		if err := providers[policy.Mode(env.Mode)].remove(ctx, lk, env, opts.Force); err != nil {
+			return nil, err
+		}
+	}
+	detail := fmt.Sprintf("%s at %s", env.Mode, env.Path)
+	if deleteBranch {
+		if err := lk.DeleteBranch(ctx, env.Branch); err != nil {
+			return nil, err
+		}
+		res.BranchDeleted = true
+		detail += "; deleted branch " + env.Branch
+	}
+	if env.Live() {
+		env.Status = state.Destroyed
+		if err := m.Store.Save(ctx, env, "removed", detail); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// checkBranchHeld fails when the env's branch has commits that neither
+// its base, any other branch, nor a remote holds.
+func (m *Manager) checkBranchHeld(ctx context.Context, lk *gitx.Locked, env *state.Env) error {
+	refs, err := lk.Refs(ctx, "refs/heads/"+env.Branch)
+	if err != nil {
+		return err
+	}
+	if _, ok := refs["refs/heads/"+env.Branch]; !ok {
+		return nil // already gone
+	}
+	n, err := lk.Unheld(ctx, "refs/heads/"+env.Branch, env.Branch)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("branch %s has %d commits not in %s, any other branch or a remote", env.Branch, n, env.Base)
+	}
+	return nil
+}
+
+func lockReason(wt gitx.Worktree) string {
+	if wt.LockReason == "" {
+		return "no reason given"
+	}
+	return wt.LockReason
+}

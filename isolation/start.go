@@ -1,0 +1,257 @@
+package isolation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
+)
+
+// StartRequest is what `git apex start` asks for.
+type StartRequest struct {
+	Identity  policy.Identity
+	Isolation policy.Mode // the --isolation flag; "" when not given
+	From      string      // --from: a branch (which becomes the base) or any commit-ish
+	Branch    string      // --branch: overrides the policy's branch template
+	Strict    bool        // --strict: never fall back from the asked mode
+}
+
+// StartResult is the env start made or found.
+type StartResult struct {
+	Env    *state.Env
+	Reused bool // it existed already; nothing was created
+}
+
+// Start returns the identity's env, making it when it has none (or when
+// its directory was deleted by hand). Concurrent starts of one identity
+// make one env: the check is repeated under the repository lock.
+func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, error) {
+	id := req.Identity.String()
+	if env, err := m.Store.Live(ctx, id); err != nil {
+		return nil, err
+	} else if env != nil && exists(env.Path) {
+		return &StartResult{Env: env, Reused: true}, nil
+	}
+
+	lk, err := m.Git.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	worktrees, err := lk.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	env, err := m.Store.Live(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if env != nil {
+		if _, _, err := m.heal(ctx, lk, env, worktrees); err != nil {
+			return nil, err
+		}
+		if env.Live() {
+			return &StartResult{Env: env, Reused: true}, nil
+		}
+		m.notef("recreating %s", id)
+		if worktrees, err = lk.Worktrees(ctx); err != nil {
+			return nil, err
+		}
+	}
+	p, err := m.plan(ctx, req, worktrees)
+	if err != nil {
+		return nil, err
+	}
+	return m.create(ctx, lk, p)
+}
+
+// plan is a decided start: everything is resolved and checked, nothing
+// is made yet.
+type plan struct {
+	id           policy.Identity
+	asked, mode  policy.Mode
+	path         string
+	branch       string
+	branchExists bool
+	base         string
+	start        string // commit the env starts from
+	mainRoot     string
+}
+
+// plan resolves the policy for a start and refuses what would clash with
+// existing work.
+func (m *Manager) plan(ctx context.Context, req StartRequest, worktrees []gitx.Worktree) (*plan, error) {
+	mainRoot := worktrees[0].Path
+	pol, err := m.Policy(mainRoot)
+	if err != nil {
+		return nil, err
+	}
+	id := req.Identity
+	if err := pol.CheckWorkflow(id.Workflow); err != nil {
+		return nil, err
+	}
+	p := &plan{id: id, mainRoot: mainRoot}
+	p.asked = pol.Mode(id.Workflow, req.Isolation)
+	p.mode = p.asked
+	if p.asked == policy.Full {
+		if req.Strict || pol.Isolation.Strict {
+			return nil, exitcode.New(exitcode.Runtime, "cannot start %s in full isolation: this build of git-apex has no container support yet, and strict mode forbids falling back", id)
+		}
+		p.mode = policy.Worktree
+	}
+	if p.branch = req.Branch; p.branch == "" {
+		if p.branch, err = pol.Branch(id, filepath.Base(mainRoot)); err != nil {
+			return nil, err
+		}
+	} else if err := gitx.CheckBranchName(p.branch); err != nil {
+		return nil, exitcode.New(exitcode.Usage, "%v", err)
+	}
+	if err := m.resolveBase(ctx, pol, req, worktrees, p); err != nil {
+		return nil, err
+	}
+	holder, err := m.Store.BranchHolder(ctx, p.branch)
+	if err != nil {
+		return nil, err
+	}
+	if holder != nil {
+		return nil, exitcode.New(exitcode.Refused, "cannot start %s: branch %s belongs to environment %s (%s); pick another name or pass --branch",
+			id, p.branch, holder.Identity, holder.Path)
+	}
+	holderWt, checkedOut := gitx.WorktreeOnBranch(worktrees, p.branch)
+	switch p.mode {
+	case policy.Shared:
+		p.path = mainRoot
+		if checkedOut && holderWt.Path != mainRoot {
+			return nil, exitcode.New(exitcode.Refused, "cannot start %s in the main checkout: branch %s is checked out in the worktree %s", id, p.branch, holderWt.Path)
+		}
+	default:
+		if p.path, err = pol.EnvPath(mainRoot, m.Git.CommonDir, id, p.branch); err != nil {
+			return nil, err
+		}
+		if checkedOut {
+			return nil, exitcode.New(exitcode.Refused, "cannot start %s: branch %s is already checked out in the worktree %s, which git-apex did not make", id, p.branch, holderWt.Path)
+		}
+		if exists(p.path) {
+			return nil, exitcode.New(exitcode.Refused, "cannot start %s: %s already exists and is not an environment git-apex knows; move it away, or remove it if it holds nothing you need", id, p.path)
+		}
+	}
+	return p, nil
+}
+
+// resolveBase sets the plan's base and start commit. The base is --from
+// when it names a branch, else the workflow's base, else [worktree].base,
+// else the default branch of the remote "origin", else the main
+// checkout's branch. A --from that is not a branch sets only the start.
+func (m *Manager) resolveBase(ctx context.Context, pol *policy.Policy, req StartRequest, worktrees []gitx.Worktree, p *plan) error {
+	policyBase := pol.Base(req.Identity.Workflow)
+	names := []string{"refs/heads/" + p.branch, "refs/remotes/origin/HEAD"}
+	for _, b := range []string{req.From, policyBase} {
+		if b != "" {
+			names = append(names, "refs/heads/"+b, "refs/remotes/"+b)
+		}
+	}
+	refs, err := m.Git.Refs(ctx, names...)
+	if err != nil {
+		return err
+	}
+	_, p.branchExists = refs["refs/heads/"+p.branch]
+	// branchRef finds a local or remote-tracking branch by short name.
+	branchRef := func(name string) (gitx.Ref, bool) {
+		if r, ok := refs["refs/heads/"+name]; ok {
+			return r, true
+		}
+		r, ok := refs["refs/remotes/"+name]
+		return r, ok
+	}
+	if req.From != "" {
+		if r, ok := branchRef(req.From); ok {
+			p.base, p.start = req.From, r.Hash
+			return nil
+		}
+		if p.start, err = m.Git.Commit(ctx, req.From); err != nil {
+			return err
+		}
+	}
+	switch {
+	case policyBase != "":
+		r, ok := branchRef(policyBase)
+		if !ok {
+			return exitcode.New(exitcode.Usage, "cannot use base branch %q named in %s: no such branch; create it, or change the policy", policyBase, pol.File)
+		}
+		p.base = policyBase
+		if p.start == "" {
+			p.start = r.Hash
+		}
+	case refs["refs/remotes/origin/HEAD"].Target != "":
+		remote := strings.TrimPrefix(refs["refs/remotes/origin/HEAD"].Target, "refs/remotes/")
+		local := strings.TrimPrefix(remote, "origin/")
+		more, err := m.Git.Refs(ctx, "refs/heads/"+local, "refs/remotes/"+remote)
+		if err != nil {
+			return err
+		}
+		r, ok := more["refs/heads/"+local]
+		p.base = local
+		if !ok {
+			r, p.base = more["refs/remotes/"+remote], remote
+		}
+		if p.start == "" {
+			p.start = r.Hash
+		}
+	case worktrees[0].Branch != "":
+		p.base = worktrees[0].Branch
+		if p.start == "" {
+			p.start = worktrees[0].Head
+		}
+	default:
+		return exitcode.New(exitcode.Usage, "cannot choose a base for %s: the main checkout is on a detached HEAD and no base is configured; pass --from <branch> or set [worktree].base", req.Identity)
+	}
+	return nil
+}
+
+// create makes the planned env and records it. On any failure it undoes
+// what it made, so that nothing is left that was not there before.
+func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartResult, error) {
+	env := &state.Env{
+		Identity: p.id.String(), Workflow: p.id.Workflow, Name: p.id.Name,
+		ModeAsked: string(p.asked), Mode: string(p.mode), Path: p.path, Branch: p.branch,
+		Base: p.base, StartCommit: p.start, Status: state.Active,
+	}
+	prov := providers[p.mode]
+	undo, err := prov.create(ctx, lk, p)
+	if err == nil {
+		err = m.Store.Create(ctx, env, "created", fmt.Sprintf("%s at %s from %s", p.mode, p.path, short(p.start)))
+		if errors.Is(err, state.ErrBranchTaken) || errors.Is(err, state.ErrIdentityTaken) {
+			err = exitcode.New(exitcode.Refused, "cannot record %s: %v", env.Identity, err)
+		}
+	}
+	if err != nil {
+		if undo != nil {
+			// Undo even when interrupted: a half-made env is worse than a late exit.
+			if uerr := undo(context.WithoutCancel(ctx)); uerr != nil {
+				m.warnf("could not undo everything made for %s: %v", env.Identity, uerr)
+			}
+		}
+		return nil, err
+	}
+	if p.asked != p.mode {
+		m.warnf("%s asked for %s isolation, which this build does not support yet; using %s", env.Identity, p.asked, p.mode)
+		if err := m.Store.Save(ctx, env, "fallback", fmt.Sprintf("%s -> %s: no container support", p.asked, p.mode)); err != nil {
+			return nil, err
+		}
+	}
+	return &StartResult{Env: env}, nil
+}
+
+// short abbreviates a commit hash for messages.
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}
