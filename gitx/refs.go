@@ -62,7 +62,8 @@ func (r *Repo) Commit(ctx context.Context, rev string) (string, error) {
 func (r *Repo) Unheld(ctx context.Context, rev, except string) (int, error) {
 	args := []string{"rev-list", "--count", rev, "--not"}
 	if except != "" {
-		args = append(args, "--exclude=refs/heads/"+except)
+		// Before --branches, git matches --exclude without "refs/heads/".
+		args = append(args, "--exclude="+except)
 	}
 	args = append(args, "--branches", "--remotes")
 	out, err := r.Read(ctx, r.CommonDir, args...)

@@ -1,0 +1,180 @@
+package gitx
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/git-apex/git-apex/exitcode"
+)
+
+// newRepo makes a repository with one commit in a directory whose name
+// has a space, and returns its path.
+func newRepo(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "a repo")
+	git(t, "", "init", "-q", "-b", "main", dir)
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir(),
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestOpen(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	r, err := Open(ctx, filepath.Join(dir, "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Toplevel != dir || r.CommonDir != filepath.Join(dir, ".git") || len(r.Head) != 40 {
+		t.Errorf("Open = %+v", r)
+	}
+
+	empty := filepath.Join(t.TempDir(), "empty")
+	git(t, "", "init", "-q", empty)
+	r, err = Open(ctx, empty)
+	if err != nil || r.Head != "" || exitcode.Of(r.RequireCommits()) != exitcode.Usage {
+		t.Errorf("empty repo: %+v, %v", r, err)
+	}
+	bare := filepath.Join(t.TempDir(), "bare.git")
+	git(t, "", "init", "-q", "--bare", bare)
+	for name, dir := range map[string]string{"bare": bare, "outside": t.TempDir(), "git dir": filepath.Join(dir, ".git")} {
+		if _, err := Open(ctx, dir); exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("%s: got %v, want a usage error", name, err)
+		}
+	}
+}
+
+func TestGitErrorIsTyped(t *testing.T) {
+	r, err := Open(context.Background(), newRepo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Run(context.Background(), "", "rev-parse", "--verify", "nope")
+	gerr, ok := err.(*Error)
+	if !ok || gerr.Status != 128 || !strings.Contains(gerr.Stderr, "fatal") || exitcode.Of(err) != exitcode.Git {
+		t.Errorf("got %#v", err)
+	}
+}
+
+func TestUnheldAndStatus(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	r, _ := Open(ctx, dir)
+	git(t, dir, "switch", "-q", "-c", "topic")
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
+	if n, err := r.Unheld(ctx, "refs/heads/topic", "topic"); err != nil || n != 2 {
+		t.Errorf("Unheld(topic except topic) = %d, %v; want 2", n, err)
+	}
+	if n, _ := r.Unheld(ctx, "refs/heads/topic", ""); n != 0 {
+		t.Errorf("Unheld(topic) = %d; want 0, topic holds itself", n)
+	}
+	git(t, dir, "branch", "copy", "topic")
+	if n, _ := r.Unheld(ctx, "refs/heads/topic", "topic"); n != 0 {
+		t.Errorf("Unheld with a copy branch = %d; want 0", n)
+	}
+
+	os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644)
+	os.WriteFile(filepath.Join(dir, "b"), []byte("b"), 0o644)
+	git(t, dir, "add", "a")
+	c, err := r.Status(ctx, dir)
+	if err != nil || c != (Changes{Staged: 1, Untracked: 1}) {
+		t.Errorf("Status = %+v, %v", c, err)
+	}
+	git(t, dir, "commit", "-q", "-m", "a")
+	git(t, dir, "mv", "a", "renamed")
+	os.WriteFile(filepath.Join(dir, "renamed"), []byte("changed"), 0o644)
+	if c, _ := r.Status(ctx, dir); c != (Changes{Staged: 1, Modified: 1, Untracked: 1}) {
+		t.Errorf("Status after rename = %+v", c)
+	}
+}
+
+func TestWorktreesAndRefs(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	r, _ := Open(ctx, dir)
+	wtPath := filepath.Join(filepath.Dir(dir), "wt with space")
+	lk, err := r.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lk.CreateBranch(ctx, "b", r.Head); err != nil {
+		t.Fatal(err)
+	}
+	if err := lk.AddWorktree(ctx, wtPath, "b", ""); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "worktree", "lock", "--reason", "usb disk", wtPath)
+	lk.Unlock()
+	list, err := r.Worktrees(ctx)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("Worktrees = %+v, %v", list, err)
+	}
+	wt, ok := FindWorktree(list, wtPath)
+	if !ok || wt.Branch != "b" || !wt.Locked || wt.LockReason != "usb disk" || wt.Head != r.Head {
+		t.Errorf("worktree = %+v", wt)
+	}
+	if main, _ := WorktreeOnBranch(list, "main"); main.Path != dir {
+		t.Errorf("main checkout = %+v", main)
+	}
+	refs, err := r.Refs(ctx, "refs/heads/b", "refs/heads/nope", "refs/heads/ma")
+	if err != nil || len(refs) != 1 || refs["refs/heads/b"].Hash != r.Head {
+		t.Errorf("Refs = %v, %v", refs, err)
+	}
+}
+
+// TestLockSerializesParallelAdds runs 16 worktree adds at once through the
+// lock; unlocked, git races on its admin files here.
+func TestLockSerializesParallelAdds(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	r, _ := Open(ctx, dir)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lk, err := r.Lock(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer lk.Unlock()
+			name := "b" + string(rune('a'+i))
+			if err := lk.CreateBranch(ctx, name, r.Head); err != nil {
+				errs <- err
+				return
+			}
+			errs <- lk.AddWorktree(ctx, filepath.Join(filepath.Dir(dir), name), name, "")
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if list, _ := r.Worktrees(ctx); len(list) != 17 {
+		t.Errorf("%d worktrees, want 17", len(list))
+	}
+}
