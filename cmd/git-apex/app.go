@@ -35,7 +35,7 @@ func newApp() *cli.App {
 		UsageText: "git apex [--policy FILE] <command> [flags] [arguments]",
 		Description: "git-apex makes, tracks and cleans up environments for units of work: a git worktree on its own branch, " +
 			"a worktree inside a container, or a branch in the main checkout, as the repository's .apex.toml decides. " +
-			"Environments are recorded in <git-common-dir>/apex/state.db.\n\n" +
+			"Environments are recorded in apex/state.db inside the repository's common git directory.\n\n" +
 			"Exit codes: 0 success; 1 unexpected failure; 2 usage error (bad flags, invalid identity, unknown workflow, " +
 			"not in a git working tree, no commits); 3 refused to protect work (dirty, unmerged, in use, branch held); " +
 			"4 invalid policy; 5 git failed; 6 container runtime unavailable where required; 7 no such environment; 130 interrupted.",

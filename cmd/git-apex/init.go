@@ -8,8 +8,9 @@ import (
 
 func initCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "init",
-		Usage: "write a commented .apex.toml policy at the top of the main checkout",
+		Name:      "init",
+		Usage:     "write a commented .apex.toml policy at the top of the main checkout",
+		UsageText: "git apex init [--force]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing .apex.toml"},
 		},

@@ -10,9 +10,10 @@ import (
 
 func listCommand() *cli.Command {
 	return &cli.Command{
-		Name:    "list",
-		Aliases: []string{"ls"},
-		Usage:   "list environments",
+		Name:      "list",
+		Aliases:   []string{"ls"},
+		Usage:     "list environments",
+		UsageText: "git apex list [--all] [--json]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "include destroyed environments"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},

@@ -6,7 +6,7 @@ func pathCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "path",
 		Usage:     "print the path of an environment",
-		ArgsUsage: "<identity>",
+		UsageText: "git apex path <identity>",
 		Action: func(c *cli.Context) error {
 			args, err := positional(c, 1, 1, "<identity>")
 			if err != nil {

@@ -13,7 +13,7 @@ func removeCommand() *cli.Command {
 		Name:      "remove",
 		Aliases:   []string{"rm"},
 		Usage:     "remove an environment's worktree and mark it destroyed",
-		ArgsUsage: "<identity>",
+		UsageText: "git apex remove [--force] [--delete-branch] <identity>",
 		Description: "Refuses (exit 3, changing nothing) when the worktree has modified, staged or untracked files, " +
 			"a detached HEAD with commits no branch or remote holds, or holds your current directory; --force removes anyway. " +
 			"The branch is kept unless --delete-branch, which refuses when the branch has commits found in no other branch " +

@@ -11,7 +11,7 @@ func startCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "start",
 		Usage:     "make or reuse the environment of a unit of work and print its path",
-		ArgsUsage: "<workflow> <name> | <identity>",
+		UsageText: "git apex start [flags] <workflow> <name>\ngit apex start [flags] <identity>",
 		Description: "The identity is <workflow>-<name>, like feature-login or issue-42. An existing environment is reused " +
 			"(its path printed, nothing made); one whose directory was deleted is made again. The mode comes from " +
 			"--isolation, else [workflow.X].isolation, else [isolation.overrides].X, else [isolation].default, else worktree.",

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInstall runs ./install.sh into a temporary PREFIX, twice, and checks
+// that the installed git-apex runs as a git subcommand and that its man
+// page renders, also as `git apex --help`.
+func TestInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-apex; skipped with -short")
+	}
+	prefix := filepath.Join(t.TempDir(), "pre fix")
+	for range 2 {
+		cmd := exec.Command("./install.sh")
+		cmd.Dir = filepath.Join("..", "..")
+		cmd.Env = append(os.Environ(), "PREFIX="+prefix)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("install.sh: %v\n%s", err, out)
+		}
+	}
+	bin := filepath.Join(prefix, "bin")
+	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "MANPAGER=cat", "GIT_PAGER=cat", "MANWIDTH=80")
+	out, err := runIn(env, "git", "apex", "--version")
+	if err != nil || !strings.HasPrefix(out, "git-apex version ") {
+		t.Errorf("git apex --version: %v: %s", err, out)
+	}
+	if _, err := exec.LookPath("man"); err != nil {
+		t.Skip("no man on this machine: cannot render git-apex.1 (.ci/run installs man-db)")
+	}
+	page := filepath.Join(prefix, "share", "man", "man1", "git-apex.1")
+	out, err = runIn(env, "man", "-l", page)
+	if err != nil || !strings.Contains(out, "git-apex") || !strings.Contains(out, "remove") {
+		t.Errorf("man -l %s: %v\n%s", page, err, out)
+	}
+	out, err = runIn(env, "git", "apex", "--help")
+	if err != nil || !strings.Contains(out, "isolated place to work") {
+		t.Errorf("git apex --help: %v\n%s", err, out)
+	}
+}
+
+func runIn(env []string, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
