@@ -20,3 +20,7 @@ test:
 
 install:
 	./install.sh
+
+# Measures git-apex against plain git (BENCHMARKS.md). Never part of test.
+bench:
+	bench/run

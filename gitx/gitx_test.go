@@ -116,10 +116,7 @@ func TestWorktreesAndRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lk.CreateBranch(ctx, "b", r.Head); err != nil {
-		t.Fatal(err)
-	}
-	if err := lk.AddWorktree(ctx, wtPath, "b", ""); err != nil {
+	if err := lk.AddWorktree(ctx, wtPath, "b", true, r.Head); err != nil {
 		t.Fatal(err)
 	}
 	git(t, dir, "worktree", "lock", "--reason", "usb disk", wtPath)
@@ -160,11 +157,7 @@ func TestLockSerializesParallelAdds(t *testing.T) {
 			}
 			defer lk.Unlock()
 			name := "b" + string(rune('a'+i))
-			if err := lk.CreateBranch(ctx, name, r.Head); err != nil {
-				errs <- err
-				return
-			}
-			errs <- lk.AddWorktree(ctx, filepath.Join(filepath.Dir(dir), name), name, "")
+			errs <- lk.AddWorktree(ctx, filepath.Join(filepath.Dir(dir), name), name, true, r.Head)
 		}()
 	}
 	wg.Wait()

@@ -143,21 +143,21 @@ func (l *Locked) Unlock() {
 	l.file.Close()
 }
 
-// AddWorktree runs `git worktree add` at path, checking out branch, or
-// the commit start detached when branch is "".
-func (l *Locked) AddWorktree(ctx context.Context, path, branch, start string) error {
-	args := []string{"worktree", "add", "--quiet", path, branch}
-	if branch == "" {
-		args = []string{"worktree", "add", "--quiet", "--detach", path, start}
+// AddWorktree runs `git worktree add` at path. It checks out branch,
+// creating it at start when newBranch is set (never tracking an upstream:
+// that would write the repository's config), or, when branch is "", the
+// commit start detached.
+func (l *Locked) AddWorktree(ctx context.Context, path, branch string, newBranch bool, start string) error {
+	args := []string{"worktree", "add", "--quiet"}
+	switch {
+	case branch == "":
+		args = append(args, "--detach", path, start)
+	case newBranch:
+		args = append(args, "--no-track", "-b", branch, path, start)
+	default:
+		args = append(args, path, branch)
 	}
 	_, err := l.Run(ctx, l.CommonDir, args...)
-	return err
-}
-
-// CreateBranch creates a branch at start. It never sets up tracking (that
-// would write the repository's config) and fails if the branch exists.
-func (l *Locked) CreateBranch(ctx context.Context, branch, start string) error {
-	_, err := l.Run(ctx, l.CommonDir, "branch", "--no-track", branch, start)
 	return err
 }
 
@@ -179,13 +179,25 @@ func (l *Locked) DeleteBranch(ctx context.Context, branch string) error {
 	return err
 }
 
-// Switch checks out branch in the working tree at dir; with branch ""
-// it checks out the commit start detached.
-func (l *Locked) Switch(ctx context.Context, dir, branch, start string) error {
+// Switch checks out branch in the working tree at dir, creating it at
+// start when newBranch is set (without tracking); with branch "" it
+// checks out the commit start detached.
+func (l *Locked) Switch(ctx context.Context, dir, branch string, newBranch bool, start string) error {
 	args := []string{"switch", "--quiet", "--no-guess", branch}
-	if branch == "" {
+	switch {
+	case branch == "":
 		args = []string{"switch", "--quiet", "--detach", start}
+	case newBranch:
+		args = []string{"switch", "--quiet", "--no-track", "-c", branch, start}
 	}
 	_, err := l.Run(ctx, dir, args...)
+	return err
+}
+
+// DeleteBranchAt deletes branch only if it still points at commit: the
+// undo of a branch this process created there, which never loses work
+// (commit is held elsewhere) even if someone else made the branch.
+func (l *Locked) DeleteBranchAt(ctx context.Context, branch, commit string) error {
+	_, err := l.Run(ctx, l.CommonDir, "update-ref", "-d", "refs/heads/"+branch, commit)
 	return err
 }

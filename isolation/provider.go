@@ -27,16 +27,20 @@ var providers = map[policy.Mode]provider{
 	policy.Shared:   sharedProvider{},
 }
 
-// newBranch creates the plan's branch unless it exists and returns the
-// undo that deletes it again; nil when it made nothing.
-func newBranch(ctx context.Context, lk *gitx.Locked, p *plan) (func(context.Context) error, error) {
-	if p.branchExists {
-		return nil, nil
+// unbranch is the undo of a start that may have created the plan's
+// branch: it deletes the branch if it exists and still points at the
+// start commit, so it never takes work with it.
+func unbranch(lk *gitx.Locked, p *plan) func(context.Context) error {
+	if p.branchExists || p.branch == "" {
+		return nil
 	}
-	if err := lk.CreateBranch(ctx, p.branch, p.start); err != nil {
-		return nil, err
+	return func(ctx context.Context) error {
+		refs, err := lk.Refs(ctx, "refs/heads/"+p.branch)
+		if err != nil || refs["refs/heads/"+p.branch].Hash != p.start {
+			return err
+		}
+		return lk.DeleteBranchAt(ctx, p.branch, p.start)
 	}
-	return func(ctx context.Context) error { return lk.DeleteBranch(ctx, p.branch) }, nil
 }
 
 // undoAll runs undos last first and joins their errors.
@@ -57,10 +61,6 @@ type worktreeProvider struct{}
 
 func (worktreeProvider) create(ctx context.Context, lk *gitx.Locked, p *plan) (func(context.Context) error, error) {
 	madeDirs := missingDirs(p.path)
-	unbranch, err := newBranch(ctx, lk, p)
-	if err != nil {
-		return nil, err
-	}
 	unworktree := func(ctx context.Context) error {
 		var errs []error
 		if wts, err := lk.Worktrees(ctx); err != nil {
@@ -75,8 +75,8 @@ func (worktreeProvider) create(ctx context.Context, lk *gitx.Locked, p *plan) (f
 		}
 		return errors.Join(errs...)
 	}
-	undo := undoAll(unbranch, unworktree)
-	return undo, lk.AddWorktree(ctx, p.path, p.branch, p.start)
+	undo := undoAll(unbranch(lk, p), unworktree)
+	return undo, lk.AddWorktree(ctx, p.path, p.branch, !p.branchExists, p.start)
 }
 
 func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error {
@@ -119,17 +119,13 @@ func (sharedProvider) create(ctx context.Context, lk *gitx.Locked, p *plan) (fun
 		return nil, exitcode.New(exitcode.Refused, "cannot switch the main checkout to %s for %s: it has %s changes; commit or stash them, or use --isolation worktree",
 			p.branch, p.id, gitx.Changes{Staged: changes.Staged, Modified: changes.Modified})
 	}
-	unbranch, err := newBranch(ctx, lk, p)
-	if err != nil {
-		return nil, err
-	}
 	switchBack := func(ctx context.Context) error {
-		return lk.Switch(ctx, p.mainRoot, main.Branch, main.Head)
+		return lk.Switch(ctx, p.mainRoot, main.Branch, false, main.Head)
 	}
-	if err := lk.Switch(ctx, p.mainRoot, p.branch, ""); err != nil {
-		return undoAll(unbranch), err
+	if err := lk.Switch(ctx, p.mainRoot, p.branch, !p.branchExists, p.start); err != nil {
+		return undoAll(unbranch(lk, p)), err
 	}
-	return undoAll(unbranch, switchBack), nil
+	return undoAll(unbranch(lk, p), switchBack), nil
 }
 
 // remove leaves the main checkout alone: a shared env is only forgotten.

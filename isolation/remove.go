@@ -25,7 +25,9 @@ type RemoveResult struct {
 }
 
 // Remove deletes an env's worktree and marks it destroyed. Every check
-// runs before anything changes, so a refusal (exit 3) changes nothing:
+// runs before anything changes (the worktree goes before the branch, and
+// git worktree remove refuses a dirty tree by itself), so a refusal
+// (exit 3) changes nothing:
 // it refuses a locked worktree, the worktree holding the caller's
 // directory, and, unless forced, uncommitted changes or untracked files,
 // commits that no branch or remote holds, and (with DeleteBranch) branch
@@ -71,14 +73,9 @@ func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOption
 		case opts.Cwd != "" && within(opts.Cwd, wt.Path) && !opts.Force:
 			return nil, refuse("your current directory is inside it; cd elsewhere, or run %s", forceHint)
 		}
+		// Uncommitted changes are checked by git worktree remove itself,
+		// below; this checks what git would not.
 		if !opts.Force {
-			changes, err := lk.Status(ctx, wt.Path)
-			if err != nil {
-				return nil, err
-			}
-			if changes.Dirty() {
-				return nil, refuse("it has %s files; commit or stash them, or run %s to discard them", changes, forceHint)
-			}
 			if wt.Branch == "" && wt.Head != "" {
 				n, err := lk.Unheld(ctx, wt.Head, "")
 				if err != nil {
@@ -104,6 +101,9 @@ func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOption
 
 	if removeTree {
 		if err := providers[policy.Mode(env.Mode)].remove(ctx, lk, env, opts.Force); err != nil {
+			if changes, serr := lk.Status(ctx, wt.Path); serr == nil && changes.Dirty() {
+				return nil, refuse("it has %s files; commit or stash them, or run %s to discard them", changes, forceHint)
+			}
 			return nil, err
 		}
 	}
@@ -127,15 +127,11 @@ func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOption
 // checkBranchHeld fails when the env's branch has commits that neither
 // its base, any other branch, nor a remote holds.
 func (m *Manager) checkBranchHeld(ctx context.Context, lk *gitx.Locked, env *state.Env) error {
-	refs, err := lk.Refs(ctx, "refs/heads/"+env.Branch)
-	if err != nil {
-		return err
-	}
-	if _, ok := refs["refs/heads/"+env.Branch]; !ok {
-		return nil // already gone
-	}
 	n, err := lk.Unheld(ctx, "refs/heads/"+env.Branch, env.Branch)
 	if err != nil {
+		if refs, rerr := lk.Refs(ctx, "refs/heads/"+env.Branch); rerr == nil && len(refs) == 0 {
+			return nil // the branch is already gone
+		}
 		return err
 	}
 	if n > 0 {

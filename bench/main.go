@@ -1,0 +1,96 @@
+// Command bench measures git-apex against plain git doing the same job,
+// side by side: each operation runs git-apex and its baseline alternately
+// (A B A B, after a warm-up pair) on generated repositories, and reports
+// medians and the median of the per-pair ratios. Only ratios measured in
+// one interleaved run are comparable: the machine's speed drifts.
+//
+// Run it with `make bench` (bench/run). Settings come from the environment:
+//
+//	BENCH_SIZES  repository sizes, default "1k,10k"; "100k" is opt-in (minutes to make)
+//	BENCH_PAIRS  timed pairs per row, default 5
+//	BENCH_CACHE  where generated repositories are kept,
+//	             default $XDG_CACHE_HOME/git-apex-bench
+//	BENCH_OUT    where the JSON results go, default bench/results
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	apex := flag.String("apex", "", "the git-apex binary to measure")
+	flag.Parse()
+	cfg, err := configFromEnv(*apex)
+	if err == nil {
+		_, err = run(cfg, os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// config is one harness run.
+type config struct {
+	apex       string // git-apex binary
+	sizes      []int  // files per generated repository; the first is used for the rows that need many envs
+	pairs      int
+	listCounts []int // env counts for the list rows
+	cacheDir   string
+	outDir     string
+}
+
+func configFromEnv(apex string) (config, error) {
+	if apex == "" {
+		return config{}, fmt.Errorf("-apex BINARY is required (bench/run builds one)")
+	}
+	cfg := config{apex: apex, pairs: 5, listCounts: []int{10, 100}, outDir: filepath.Join("bench", "results")}
+	sizes := os.Getenv("BENCH_SIZES")
+	if sizes == "" {
+		sizes = "1k,10k"
+	}
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := parseSize(strings.TrimSpace(s))
+		if err != nil {
+			return cfg, err
+		}
+		cfg.sizes = append(cfg.sizes, n)
+	}
+	if p := os.Getenv("BENCH_PAIRS"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			return cfg, fmt.Errorf("BENCH_PAIRS=%q: want a whole number of at least 1", p)
+		}
+		cfg.pairs = n
+	}
+	cfg.cacheDir = os.Getenv("BENCH_CACHE")
+	if cfg.cacheDir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return cfg, err
+		}
+		cfg.cacheDir = filepath.Join(base, "git-apex-bench")
+	}
+	if out := os.Getenv("BENCH_OUT"); out != "" {
+		cfg.outDir = out
+	}
+	return cfg, nil
+}
+
+// parseSize reads "1k", "10k", "100k" or a plain number of files.
+func parseSize(s string) (int, error) {
+	mult := 1
+	if n, ok := strings.CutSuffix(s, "k"); ok {
+		s, mult = n, 1000
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("bad size %q in BENCH_SIZES: use 1k, 10k, 100k or a number of files", s)
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,351 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// row is one line of the results: an operation at one size.
+type row struct {
+	Op          string  `json:"op"`
+	Files       int     `json:"files"`
+	Baseline    string  `json:"baseline"`
+	Pairs       int     `json:"pairs"`
+	ApexMs      float64 `json:"apex_median_ms"`
+	BaseMs      float64 `json:"baseline_median_ms"`
+	OverheadMs  float64 `json:"overhead_median_ms"` // median of per-pair (git-apex - baseline)
+	Ratio       float64 `json:"ratio_median"`       // median of per-pair git-apex / baseline
+	RatioMin    float64 `json:"ratio_min"`
+	RatioMax    float64 `json:"ratio_max"`
+	ApexSamples []int64 `json:"apex_samples_us"`
+	BaseSamples []int64 `json:"baseline_samples_us"`
+}
+
+// result is a whole run, as written to bench/results/<date>.json.
+type result struct {
+	Date    string `json:"date"`
+	Machine struct {
+		Cores int    `json:"cores"`
+		Git   string `json:"git"`
+		Go    string `json:"go"`
+	} `json:"machine"`
+	Rows []row `json:"rows"`
+}
+
+// run measures every row, prints the table to out and writes the JSON.
+func run(cfg config, out io.Writer) (*result, error) {
+	res := &result{Date: time.Now().UTC().Format(time.RFC3339)}
+	res.Machine.Cores = runtime.NumCPU()
+	res.Machine.Go = runtime.Version()
+	if v, err := exec.Command("git", "--version").Output(); err == nil {
+		res.Machine.Git = strings.TrimSpace(strings.TrimPrefix(string(v), "git version"))
+	}
+	for i, size := range cfg.sizes {
+		repo, err := cachedRepo(cfg.cacheDir, size)
+		if err != nil {
+			return nil, err
+		}
+		b, err := newBench(cfg, repo, size)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := b.rows(i == 0)
+		if cerr := b.close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, rows...)
+	}
+	printTable(out, res)
+	if err := os.MkdirAll(cfg.outDir, 0o755); err != nil {
+		return nil, err
+	}
+	name := filepath.Join(cfg.outDir, strings.ReplaceAll(res.Date, ":", "-")+".json")
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "\nresults written to %s\n", name)
+	return res, os.WriteFile(name, data, 0o644)
+}
+
+// bench measures on one cached repository. Envs and worktrees go in a
+// temporary root, named by the policy file it passes in GIT_APEX_POLICY,
+// and everything is removed again by close.
+type bench struct {
+	cfg   config
+	repo  string
+	files int
+	root  string
+	env   []string
+	seq   int // makes names unique across runs
+}
+
+func newBench(cfg config, repo string, files int) (*bench, error) {
+	b := &bench{cfg: cfg, repo: repo, files: files}
+	if err := b.reset(); err != nil {
+		return nil, err
+	}
+	root, err := os.MkdirTemp("", "apex-bench-")
+	if err != nil {
+		return nil, err
+	}
+	b.root = root
+	policy := filepath.Join(root, "policy.toml")
+	if err := os.WriteFile(policy, []byte(fmt.Sprintf("[worktree]\nroot = %q\n", filepath.Join(root, "envs"))), 0o644); err != nil {
+		return nil, err
+	}
+	b.env = append(os.Environ(), "GIT_APEX_POLICY="+policy)
+	return b, nil
+}
+
+// reset returns the cached repository to its generated state: only the
+// main checkout, only branch main, no git-apex state.
+func (b *bench) reset() error {
+	os.RemoveAll(filepath.Join(b.repo, ".git", "apex"))
+	out, err := exec.Command("git", "-C", b.repo, "worktree", "list", "--porcelain").Output()
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if p, ok := strings.CutPrefix(line, "worktree "); ok && p != b.repo {
+			os.RemoveAll(p)
+		}
+	}
+	if err := gitIn(b.repo, "worktree", "prune"); err != nil {
+		return err
+	}
+	out, err = exec.Command("git", "-C", b.repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/").Output()
+	if err != nil {
+		return err
+	}
+	for _, br := range strings.Fields(string(out)) {
+		if br != "main" {
+			if err := gitIn(b.repo, "branch", "-D", br); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (b *bench) close() error {
+	err := b.reset()
+	os.RemoveAll(b.root)
+	return err
+}
+
+// rows measures the operations for this size: start everywhere, the rest
+// only on the first size (all selects them).
+func (b *bench) rows(all bool) ([]row, error) {
+	var rows []row
+	add := func(r row, err error) error {
+		if err == nil {
+			rows = append(rows, r)
+		}
+		return err
+	}
+	if err := add(b.start()); err != nil {
+		return nil, err
+	}
+	if !all {
+		return rows, nil
+	}
+	if err := add(b.remove()); err != nil {
+		return nil, err
+	}
+	for _, n := range b.cfg.listCounts {
+		if err := add(b.list(n)); err != nil {
+			return nil, err
+		}
+	}
+	floor, err := b.floor()
+	return append(rows, floor...), err
+}
+
+func (b *bench) next(prefix string) string {
+	b.seq++
+	return fmt.Sprintf("%s%d", prefix, b.seq)
+}
+
+func (b *bench) apex(args ...string) *exec.Cmd {
+	cmd := exec.Command(b.cfg.apex, args...)
+	cmd.Dir, cmd.Env = b.repo, b.env
+	return cmd
+}
+
+func (b *bench) git(args ...string) *exec.Cmd {
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = b.repo, b.env
+	return cmd
+}
+
+// timed runs commands one after another and returns their total time.
+func timed(cmds ...*exec.Cmd) (time.Duration, error) {
+	start := time.Now()
+	for _, cmd := range cmds {
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("%s: %v: %s", strings.Join(cmd.Args, " "), err, out)
+		}
+	}
+	return time.Since(start), nil
+}
+
+// untimed runs commands for setup or cleanup.
+func untimed(cmds ...*exec.Cmd) error {
+	_, err := timed(cmds...)
+	return err
+}
+
+func (b *bench) start() (row, error) {
+	return b.measure("start", "git worktree add -b",
+		func() (time.Duration, error) {
+			id := b.next("s")
+			d, err := timed(b.apex("start", "task", id))
+			if err == nil {
+				err = untimed(b.apex("remove", "--force", "--delete-branch", "task-"+id))
+			}
+			return d, err
+		},
+		func() (time.Duration, error) {
+			name := b.next("g")
+			path := filepath.Join(b.root, "envs", name)
+			d, err := timed(b.git("worktree", "add", "-q", "-b", name, path))
+			if err == nil {
+				err = untimed(b.git("worktree", "remove", "--force", path), b.git("branch", "-D", name))
+			}
+			return d, err
+		})
+}
+
+func (b *bench) remove() (row, error) {
+	return b.measure("remove", "git worktree remove + git branch -D",
+		func() (time.Duration, error) {
+			id := b.next("r")
+			if err := untimed(b.apex("start", "task", id)); err != nil {
+				return 0, err
+			}
+			return timed(b.apex("remove", "--delete-branch", "task-"+id))
+		},
+		func() (time.Duration, error) {
+			name := b.next("g")
+			path := filepath.Join(b.root, "envs", name)
+			if err := untimed(b.git("worktree", "add", "-q", "-b", name, path)); err != nil {
+				return 0, err
+			}
+			return timed(b.git("worktree", "remove", path), b.git("branch", "-D", name))
+		})
+}
+
+// list measures `git apex list` with n envs against `git status
+// --porcelain` run in each of the same worktrees in turn.
+func (b *bench) list(n int) (row, error) {
+	var ids, paths []string
+	defer func() {
+		for _, id := range ids {
+			untimed(b.apex("remove", "--force", "--delete-branch", id))
+		}
+	}()
+	for range n {
+		id := "task-" + b.next("l")
+		cmd := b.apex("start", id)
+		out, err := cmd.Output()
+		if err != nil {
+			return row{}, fmt.Errorf("start %s: %v", id, err)
+		}
+		ids = append(ids, id)
+		paths = append(paths, strings.TrimSpace(string(out)))
+	}
+	r, err := b.measure(fmt.Sprintf("list (%d envs)", n), fmt.Sprintf("%d x git status --porcelain", n),
+		func() (time.Duration, error) { return timed(b.apex("list")) },
+		func() (time.Duration, error) {
+			var cmds []*exec.Cmd
+			for _, p := range paths {
+				cmds = append(cmds, b.git("-C", p, "status", "--porcelain"))
+			}
+			return timed(cmds...)
+		})
+	return r, err
+}
+
+// floor measures the process floor: what a shell prompt or a hook pays.
+func (b *bench) floor() ([]row, error) {
+	id := "task-" + b.next("f")
+	if err := untimed(b.apex("start", id)); err != nil {
+		return nil, err
+	}
+	defer untimed(b.apex("remove", "--force", "--delete-branch", id))
+	baseline := func() (time.Duration, error) { return timed(b.git("rev-parse", "--git-common-dir")) }
+	version, err := b.measure("--version", "git rev-parse --git-common-dir",
+		func() (time.Duration, error) { return timed(b.apex("--version")) }, baseline)
+	if err != nil {
+		return nil, err
+	}
+	path, err := b.measure("path", "git rev-parse --git-common-dir",
+		func() (time.Duration, error) { return timed(b.apex("path", id)) }, baseline)
+	return []row{version, path}, err
+}
+
+// measure runs a warm-up pair, then cfg.pairs pairs of A (git-apex) and
+// B (baseline) alternately, and summarizes them.
+func (b *bench) measure(op, baseline string, a, base func() (time.Duration, error)) (row, error) {
+	fmt.Fprintf(os.Stderr, "bench: %s, %d files\n", op, b.files)
+	if _, err := a(); err != nil {
+		return row{}, err
+	}
+	if _, err := base(); err != nil {
+		return row{}, err
+	}
+	r := row{Op: op, Files: b.files, Baseline: baseline, Pairs: b.cfg.pairs}
+	var as, bs, ratios, diffs []float64
+	for range b.cfg.pairs {
+		da, err := a()
+		if err != nil {
+			return r, err
+		}
+		db, err := base()
+		if err != nil {
+			return r, err
+		}
+		as, bs = append(as, ms(da)), append(bs, ms(db))
+		ratios, diffs = append(ratios, ms(da)/ms(db)), append(diffs, ms(da)-ms(db))
+		r.ApexSamples, r.BaseSamples = append(r.ApexSamples, da.Microseconds()), append(r.BaseSamples, db.Microseconds())
+	}
+	r.ApexMs, r.BaseMs, r.OverheadMs, r.Ratio = median(as), median(bs), median(diffs), median(ratios)
+	sort.Float64s(ratios)
+	r.RatioMin, r.RatioMax = ratios[0], ratios[len(ratios)-1]
+	return r, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func printTable(out io.Writer, res *result) {
+	fmt.Fprintf(out, "git-apex benchmark, %s, %d cores, git %s\n\n", res.Date, res.Machine.Cores, res.Machine.Git)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "operation\tfiles\tgit-apex ms\tbaseline ms\toverhead ms\tratio\tmin-max\t\tbaseline\t")
+	for _, r := range res.Rows {
+		fmt.Fprintf(w, "%s\t%d\t%.1f\t%.1f\t%+.1f\t%.2f\t%.2f-%.2f\t\t%s\t\n",
+			r.Op, r.Files, r.ApexMs, r.BaseMs, r.OverheadMs, r.Ratio, r.RatioMin, r.RatioMax, r.Baseline)
+	}
+	w.Flush()
+}
