@@ -176,3 +176,33 @@ func TestDurationAndSize(t *testing.T) {
 		t.Errorf("2g = %d, %v", b, err)
 	}
 }
+
+func BenchmarkDecodeTemplate(b *testing.B) {
+	for b.Loop() {
+		if _, err := Decode(FileName, Template); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkResolve(b *testing.B) {
+	p, _ := Decode("p", "[workflow.feature]\nbranch = \"feature/{name}\"\n")
+	id := Identity{"feature", "my-branch"}
+	for b.Loop() {
+		p.Mode(id.Workflow, "")
+		if _, err := p.Branch(id, "repo"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.EnvPath("/src/repo", "/src/repo/.git", id, "feature/my-branch"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseIdentity(b *testing.B) {
+	for b.Loop() {
+		if _, err := ParseIdentity("feature-my-branch.v2_x"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

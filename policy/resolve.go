@@ -31,11 +31,6 @@ func (p *Policy) Base(workflow string) string {
 	return p.Worktree.Base
 }
 
-// Detach reports whether a workflow checks out a commit with no branch.
-func (p *Policy) Detach(workflow string) bool {
-	return p.Workflow[workflow].Detach
-}
-
 // Branch returns the branch for an identity: [workflow.X].branch expanded,
 // or the name itself. The result must be a valid branch name.
 func (p *Policy) Branch(id Identity, repo string) (string, error) {

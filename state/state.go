@@ -174,6 +174,3 @@ func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
-
-// Path is the database file.
-func (s *Store) Path() string { return s.path }

@@ -134,3 +134,31 @@ func TestHelperCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkOpenAndLookup is what `git apex path` pays in the database:
+// open an existing state file and find one live env among 100.
+func BenchmarkOpenAndLookup(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "state.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 100 {
+		id := fmt.Sprintf("task-%d", i)
+		if err := s.Create(ctx, newEnv(id, id), "created", ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.Close()
+	for b.Loop() {
+		s, err := Open(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if e, err := s.Live(ctx, "task-50"); err != nil || e == nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}

@@ -105,17 +105,23 @@ func positional(c *cli.Context, min, max int, names string) ([]string, error) {
 	return args, nil
 }
 
-// openManager opens the repository of the current directory.
-func openManager(c *cli.Context) (*isolation.Manager, error) {
+// withManager opens the repository of the current directory, runs fn
+// with it, and closes it.
+func withManager(c *cli.Context, fn func(*isolation.Manager) error) error {
 	policyFile := c.String("policy")
 	if policyFile != "" {
 		abs, err := filepath.Abs(policyFile)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		policyFile = abs
 	}
-	return isolation.Open(c.Context, ".", isolation.Options{PolicyFile: policyFile, Stderr: c.App.ErrWriter})
+	m, err := isolation.Open(c.Context, ".", isolation.Options{PolicyFile: policyFile, Stderr: c.App.ErrWriter})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	return fn(m)
 }
 
 // note prints a human message on stderr.

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/state"
 )
 
 func listCommand() *cli.Command {
@@ -22,34 +25,36 @@ func listCommand() *cli.Command {
 			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
-			m, err := openManager(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			envs, err := m.List(c.Context, c.Bool("all"))
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				views := make([]envJSON, 0, len(envs))
-				for _, e := range envs {
-					views = append(views, envView(e))
+			return withManager(c, func(m *isolation.Manager) error {
+				envs, err := m.List(c.Context, c.Bool("all"))
+				if err != nil {
+					return err
 				}
-				return printJSON(c, views)
-			}
-			if len(envs) == 0 {
-				note(c, "no environments; `git apex start <workflow> <name>` makes one")
-				return nil
-			}
-			w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "IDENTITY\tMODE\tBRANCH\tSTATUS\tAGE\tPATH")
-			for _, e := range envs {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Identity, e.Mode, branchOrDetached(e.Branch), e.Status, age(time.Since(e.CreatedAt)), e.Path)
-			}
-			return w.Flush()
+				return printList(c, envs)
+			})
 		},
 	}
+}
+
+// printList prints envs as a table, or as JSON with --json.
+func printList(c *cli.Context, envs []*state.Env) error {
+	if c.Bool("json") {
+		views := make([]envJSON, 0, len(envs))
+		for _, e := range envs {
+			views = append(views, envView(e))
+		}
+		return printJSON(c, views)
+	}
+	if len(envs) == 0 {
+		note(c, "no environments; `git apex start <workflow> <name>` makes one")
+		return nil
+	}
+	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "IDENTITY\tMODE\tBRANCH\tSTATUS\tAGE\tPATH")
+	for _, e := range envs {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Identity, e.Mode, branchOrDetached(e.Branch), e.Status, age(time.Since(e.CreatedAt)), e.Path)
+	}
+	return w.Flush()
 }
 
 // age prints a duration the way a person reads it at a glance.

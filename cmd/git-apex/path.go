@@ -1,6 +1,10 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/isolation"
+)
 
 func pathCommand() *cli.Command {
 	return &cli.Command{
@@ -12,16 +16,13 @@ func pathCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			m, err := openManager(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			path, err := m.Path(c.Context, args[0])
-			if err != nil {
-				return err
-			}
-			return printLine(c, path)
+			return withManager(c, func(m *isolation.Manager) error {
+				path, err := m.Path(c.Context, args[0])
+				if err != nil {
+					return err
+				}
+				return printLine(c, path)
+			})
 		},
 	}
 }

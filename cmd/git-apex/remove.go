@@ -27,34 +27,35 @@ func removeCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			m, err := openManager(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
 			cwd, _ := os.Getwd()
-			res, err := m.Remove(c.Context, args[0], isolation.RemoveOptions{
-				Force: c.Bool("force"), DeleteBranch: c.Bool("delete-branch"), Cwd: cwd,
+			opts := isolation.RemoveOptions{Force: c.Bool("force"), DeleteBranch: c.Bool("delete-branch"), Cwd: cwd}
+			return withManager(c, func(m *isolation.Manager) error {
+				res, err := m.Remove(c.Context, args[0], opts)
+				if err != nil {
+					return err
+				}
+				reportRemoval(c, res)
+				return nil
 			})
-			if err != nil {
-				return err
-			}
-			e := res.Env
-			switch {
-			case res.AlreadyGone:
-				note(c, "%s was already gone", e.Identity)
-			case e.Mode == "shared":
-				note(c, "removed %s (shared: the main checkout was left as it is)", e.Identity)
-			default:
-				note(c, "removed %s: %s", e.Identity, e.Path)
-			}
-			switch {
-			case res.BranchDeleted:
-				note(c, "deleted branch %s", e.Branch)
-			case e.Branch != "":
-				note(c, "kept branch %s (`git apex remove --delete-branch` deletes it too)", e.Branch)
-			}
-			return nil
 		},
+	}
+}
+
+// reportRemoval says on stderr what a removal did.
+func reportRemoval(c *cli.Context, res *isolation.RemoveResult) {
+	e := res.Env
+	switch {
+	case res.AlreadyGone:
+		note(c, "%s was already gone", e.Identity)
+	case e.Mode == "shared":
+		note(c, "removed %s (shared: the main checkout was left as it is)", e.Identity)
+	default:
+		note(c, "removed %s: %s", e.Identity, e.Path)
+	}
+	switch {
+	case res.BranchDeleted:
+		note(c, "deleted branch %s", e.Branch)
+	case e.Branch != "":
+		note(c, "kept branch %s (`git apex remove --delete-branch` deletes it too)", e.Branch)
 	}
 }

@@ -42,24 +42,21 @@ func startCommand() *cli.Command {
 					return usageError(c, "%v", err)
 				}
 			}
-			m, err := openManager(c)
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			res, err := m.Start(c.Context, req)
-			if err != nil {
-				return err
-			}
-			if !res.Reused {
-				note(c, "created %s: %s", res.Env.Identity, describe(res.Env))
-			}
-			if c.Bool("json") {
-				out := envView(res.Env)
-				out.Reused = &res.Reused
-				return printJSON(c, out)
-			}
-			return printLine(c, res.Env.Path)
+			return withManager(c, func(m *isolation.Manager) error {
+				res, err := m.Start(c.Context, req)
+				if err != nil {
+					return err
+				}
+				if !res.Reused {
+					note(c, "created %s: %s", res.Env.Identity, describe(res.Env))
+				}
+				if c.Bool("json") {
+					out := envView(res.Env)
+					out.Reused = &res.Reused
+					return printJSON(c, out)
+				}
+				return printLine(c, res.Env.Path)
+			})
 		},
 	}
 }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTinyRun runs the whole harness on a 50-file repository with one
+// pair per row, so that it cannot rot. It checks the shape of what it
+// reports, never the times.
+func TestTinyRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-apex; skipped with -short")
+	}
+	dir := t.TempDir()
+	apex := filepath.Join(dir, "git-apex")
+	build := exec.Command("go", "build", "-o", apex, "../cmd/git-apex")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cfg := config{apex: apex, sizes: []int{50}, pairs: 1, listCounts: []int{2},
+		cacheDir: filepath.Join(dir, "cache"), outDir: filepath.Join(dir, "results")}
+	var table strings.Builder
+	res, err := run(cfg, &table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, r := range res.Rows {
+		ops = append(ops, r.Op)
+		if r.Files != 50 || r.Pairs != 1 || r.ApexMs <= 0 || r.BaseMs <= 0 || r.Ratio <= 0 || r.Baseline == "" {
+			t.Errorf("row %+v", r)
+		}
+	}
+	if got := strings.Join(ops, ","); got != "start,remove,list (2 envs),--version,path" {
+		t.Errorf("rows %s", got)
+	}
+	if !strings.Contains(table.String(), "git worktree add -b") {
+		t.Errorf("table:\n%s", table.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(cfg.outDir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("results files: %v", files)
+	}
+	data, _ := os.ReadFile(files[0])
+	var back result
+	if err := json.Unmarshal(data, &back); err != nil || len(back.Rows) != 5 {
+		t.Errorf("results JSON: %v, %d rows", err, len(back.Rows))
+	}
+
+	// The cached repository is left as generated: one worktree, one branch.
+	repo := filepath.Join(cfg.cacheDir, "v1-50-files")
+	out, _ := exec.Command("git", "-C", repo, "worktree", "list", "--porcelain").Output()
+	if n := strings.Count(string(out), "worktree "); n != 1 {
+		t.Errorf("%d worktrees left in the cached repository", n)
+	}
+	out, _ = exec.Command("git", "-C", repo, "branch", "--format=%(refname:short)").Output()
+	if strings.TrimSpace(string(out)) != "main" {
+		t.Errorf("branches left: %q", out)
+	}
+	out, _ = exec.Command("git", "-C", repo, "rev-list", "--count", "HEAD").Output()
+	if strings.TrimSpace(string(out)) != "20" {
+		t.Errorf("history of %s commits, want 20", out)
+	}
+}
