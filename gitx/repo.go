@@ -186,6 +186,13 @@ func (r *Repo) RequireCommits() error {
 	return nil
 }
 
+// MainRoot is the main checkout, computed as git computes the first
+// entry of `git worktree list`: the real path of the common dir without
+// its "/.git". It runs no git.
+func (r *Repo) MainRoot() string {
+	return strings.TrimSuffix(realPath(r.CommonDir), string(os.PathSeparator)+".git")
+}
+
 // ApexDir is git-apex's own directory inside the common git dir.
 func (r *Repo) ApexDir() string {
 	return r.CommonDir + string(os.PathSeparator) + "apex"

@@ -20,11 +20,7 @@ func InitPolicy(ctx context.Context, dir string, force bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	worktrees, err := repo.Worktrees(ctx)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(worktrees[0].Path, policy.FileName)
+	path := filepath.Join(repo.MainRoot(), policy.FileName)
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if force {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC

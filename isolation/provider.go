@@ -101,11 +101,7 @@ func missingDirs(path string) []string {
 type sharedProvider struct{}
 
 func (sharedProvider) create(ctx context.Context, lk *gitx.Locked, p *plan) (func(context.Context) error, error) {
-	wts, err := lk.Worktrees(ctx)
-	if err != nil {
-		return nil, err
-	}
-	main := wts[0]
+	main := p.main
 	if main.Branch == p.branch {
 		return nil, nil
 	}

@@ -38,13 +38,17 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 	} else if env != nil && exists(env.Path) {
 		return &StartResult{Env: env, Reused: true}, nil
 	}
+	p, err := m.plan(req)
+	if err != nil {
+		return nil, err
+	}
 
 	lk, err := m.Git.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer lk.Unlock()
-	worktrees, err := lk.Worktrees(ctx)
+	worktrees, refs, err := inspect(ctx, lk, p.refNames())
 	if err != nil {
 		return nil, err
 	}
@@ -60,21 +64,37 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 			return &StartResult{Env: env, Reused: true}, nil
 		}
 		m.notef("recreating %s", id)
-		if worktrees, err = lk.Worktrees(ctx); err != nil {
+		if worktrees, refs, err = inspect(ctx, lk, p.refNames()); err != nil {
 			return nil, err
 		}
 	}
-	p, err := m.plan(ctx, req, worktrees)
-	if err != nil {
+	if err := m.check(ctx, p, worktrees, refs); err != nil {
 		return nil, err
 	}
 	return m.create(ctx, lk, p)
 }
 
-// plan is a decided start: everything is resolved and checked, nothing
-// is made yet.
+// inspect reads git's worktrees and the named refs, in parallel: each
+// git process costs about as much as the work of start itself.
+func inspect(ctx context.Context, lk *gitx.Locked, names []string) ([]gitx.Worktree, map[string]gitx.Ref, error) {
+	var worktrees []gitx.Worktree
+	var listErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		worktrees, listErr = lk.Worktrees(ctx)
+	}()
+	refs, refsErr := lk.Refs(ctx, names...)
+	<-done
+	return worktrees, refs, errors.Join(listErr, refsErr)
+}
+
+// plan is a decided start: resolved from the policy, then checked
+// against git, and only then made.
 type plan struct {
+	req          StartRequest
 	id           policy.Identity
+	policy       *policy.Policy
 	asked, mode  policy.Mode
 	path         string
 	branch       string
@@ -82,12 +102,12 @@ type plan struct {
 	base         string
 	start        string // commit the env starts from
 	mainRoot     string
+	main         gitx.Worktree // the main checkout as check found it
 }
 
-// plan resolves the policy for a start and refuses what would clash with
-// existing work.
-func (m *Manager) plan(ctx context.Context, req StartRequest, worktrees []gitx.Worktree) (*plan, error) {
-	mainRoot := worktrees[0].Path
+// plan resolves what the policy says for a start; it runs no git.
+func (m *Manager) plan(req StartRequest) (*plan, error) {
+	mainRoot := m.Git.MainRoot()
 	pol, err := m.Policy(mainRoot)
 	if err != nil {
 		return nil, err
@@ -96,7 +116,7 @@ func (m *Manager) plan(ctx context.Context, req StartRequest, worktrees []gitx.W
 	if err := pol.CheckWorkflow(id.Workflow); err != nil {
 		return nil, err
 	}
-	p := &plan{id: id, mainRoot: mainRoot}
+	p := &plan{req: req, id: id, policy: pol, mainRoot: mainRoot}
 	p.asked = pol.Mode(id.Workflow, req.Isolation)
 	p.mode = p.asked
 	if p.asked == policy.Full {
@@ -112,55 +132,65 @@ func (m *Manager) plan(ctx context.Context, req StartRequest, worktrees []gitx.W
 	} else if err := gitx.CheckBranchName(p.branch); err != nil {
 		return nil, exitcode.New(exitcode.Usage, "%v", err)
 	}
-	if err := m.resolveBase(ctx, pol, req, worktrees, p); err != nil {
-		return nil, err
-	}
-	holder, err := m.Store.BranchHolder(ctx, p.branch)
-	if err != nil {
-		return nil, err
-	}
-	if holder != nil {
-		return nil, exitcode.New(exitcode.Refused, "cannot start %s: branch %s belongs to environment %s (%s); pick another name or pass --branch",
-			id, p.branch, holder.Identity, holder.Path)
-	}
-	holderWt, checkedOut := gitx.WorktreeOnBranch(worktrees, p.branch)
-	switch p.mode {
-	case policy.Shared:
-		p.path = mainRoot
-		if checkedOut && holderWt.Path != mainRoot {
-			return nil, exitcode.New(exitcode.Refused, "cannot start %s in the main checkout: branch %s is checked out in the worktree %s", id, p.branch, holderWt.Path)
-		}
-	default:
+	p.path = mainRoot
+	if p.mode != policy.Shared {
 		if p.path, err = pol.EnvPath(mainRoot, m.Git.CommonDir, id, p.branch); err != nil {
 			return nil, err
 		}
-		if checkedOut {
-			return nil, exitcode.New(exitcode.Refused, "cannot start %s: branch %s is already checked out in the worktree %s, which git-apex did not make", id, p.branch, holderWt.Path)
-		}
-		if exists(p.path) {
-			return nil, exitcode.New(exitcode.Refused, "cannot start %s: %s already exists and is not an environment git-apex knows; move it away, or remove it if it holds nothing you need", id, p.path)
-		}
 	}
 	return p, nil
+}
+
+// refNames are the refs check needs: the branch, the candidate bases and
+// the remote's default branch.
+func (p *plan) refNames() []string {
+	names := []string{"refs/heads/" + p.branch, "refs/remotes/origin/HEAD"}
+	for _, b := range []string{p.req.From, p.policy.Base(p.id.Workflow)} {
+		if b != "" {
+			names = append(names, "refs/heads/"+b, "refs/remotes/"+b)
+		}
+	}
+	return names
+}
+
+// check completes the plan from git (the base and start commit) and
+// refuses what would clash with existing work.
+func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree, refs map[string]gitx.Ref) error {
+	_, p.branchExists = refs["refs/heads/"+p.branch]
+	p.main = worktrees[0]
+	if err := m.resolveBase(ctx, p, worktrees, refs); err != nil {
+		return err
+	}
+	id := p.id
+	holder, err := m.Store.BranchHolder(ctx, p.branch)
+	if err != nil {
+		return err
+	}
+	if holder != nil {
+		return exitcode.New(exitcode.Refused, "cannot start %s: branch %s belongs to environment %s (%s); pick another name or pass --branch",
+			id, p.branch, holder.Identity, holder.Path)
+	}
+	holderWt, checkedOut := gitx.WorktreeOnBranch(worktrees, p.branch)
+	switch {
+	case p.mode == policy.Shared:
+		if checkedOut && holderWt.Path != worktrees[0].Path {
+			return exitcode.New(exitcode.Refused, "cannot start %s in the main checkout: branch %s is checked out in the worktree %s", id, p.branch, holderWt.Path)
+		}
+	case checkedOut:
+		return exitcode.New(exitcode.Refused, "cannot start %s: branch %s is already checked out in the worktree %s, which git-apex did not make", id, p.branch, holderWt.Path)
+	case exists(p.path):
+		return exitcode.New(exitcode.Refused, "cannot start %s: %s already exists and is not an environment git-apex knows; move it away, or remove it if it holds nothing you need", id, p.path)
+	}
+	return nil
 }
 
 // resolveBase sets the plan's base and start commit. The base is --from
 // when it names a branch, else the workflow's base, else [worktree].base,
 // else the default branch of the remote "origin", else the main
 // checkout's branch. A --from that is not a branch sets only the start.
-func (m *Manager) resolveBase(ctx context.Context, pol *policy.Policy, req StartRequest, worktrees []gitx.Worktree, p *plan) error {
+func (m *Manager) resolveBase(ctx context.Context, p *plan, worktrees []gitx.Worktree, refs map[string]gitx.Ref) error {
+	req, pol := p.req, p.policy
 	policyBase := pol.Base(req.Identity.Workflow)
-	names := []string{"refs/heads/" + p.branch, "refs/remotes/origin/HEAD"}
-	for _, b := range []string{req.From, policyBase} {
-		if b != "" {
-			names = append(names, "refs/heads/"+b, "refs/remotes/"+b)
-		}
-	}
-	refs, err := m.Git.Refs(ctx, names...)
-	if err != nil {
-		return err
-	}
-	_, p.branchExists = refs["refs/heads/"+p.branch]
 	// branchRef finds a local or remote-tracking branch by short name.
 	branchRef := func(name string) (gitx.Ref, bool) {
 		if r, ok := refs["refs/heads/"+name]; ok {
@@ -169,6 +199,7 @@ func (m *Manager) resolveBase(ctx context.Context, pol *policy.Policy, req Start
 		r, ok := refs["refs/remotes/"+name]
 		return r, ok
 	}
+	var err error
 	if req.From != "" {
 		if r, ok := branchRef(req.From); ok {
 			p.base, p.start = req.From, r.Hash
