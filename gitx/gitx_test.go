@@ -171,3 +171,30 @@ func TestLockSerializesParallelAdds(t *testing.T) {
 		t.Errorf("%d worktrees, want 17", len(list))
 	}
 }
+
+// TestMainRootAgreesWithGit compares MainRoot with the first entry of
+// `git worktree list`, from the main checkout, a linked worktree and a
+// path through a symlink.
+func TestMainRootAgreesWithGit(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	linked := filepath.Join(t.TempDir(), "linked")
+	git(t, dir, "worktree", "add", "-q", linked)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{dir, linked, link} {
+		r, err := Open(ctx, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := r.Worktrees(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.MainRoot() != list[0].Path {
+			t.Errorf("from %s: MainRoot = %s, git says %s", from, r.MainRoot(), list[0].Path)
+		}
+	}
+}

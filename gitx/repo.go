@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
 )
@@ -94,6 +96,11 @@ type command struct {
 // run is the one exec path: every git process starts here.
 func run(ctx context.Context, c command) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", c.args...)
+	// Interrupted, git gets SIGTERM, so it removes its lock files; a hook
+	// it started may still hold its output open, so stop waiting after a
+	// while (then it is killed).
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 2 * time.Second
 	cmd.Dir = c.dir
 	cmd.Env = c.env
 	if cmd.Env == nil {
