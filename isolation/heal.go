@@ -3,6 +3,7 @@ package isolation
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
@@ -43,11 +44,11 @@ func (m *Manager) heal(ctx context.Context, lk *gitx.Locked, env *state.Env, wor
 		m.notef("%s: its worktree was moved to %s; following it", env.Identity, moved.Path)
 		return moved, true, nil
 	}
-	env.Status = state.Destroyed
-	if err := m.Store.Save(ctx, env, "healed", "worktree directory gone: "+env.Path); err != nil {
+	dropped, err := m.Store.Destroy(ctx, env, "healed", "worktree directory gone: "+env.Path)
+	if err != nil {
 		return gitx.Worktree{}, false, err
 	}
-	m.notef("%s: its worktree %s was deleted by hand; marked destroyed", env.Identity, env.Path)
+	m.notef("%s: its worktree %s was deleted by hand; marked destroyed%s", env.Identity, env.Path, droppedNote(dropped))
 	if found && lk != nil {
 		// Only the registration is left; removing it frees the branch.
 		if err := lk.RemoveWorktree(ctx, wt.Path, false); err != nil {
@@ -55,6 +56,14 @@ func (m *Manager) heal(ctx context.Context, lk *gitx.Locked, env *state.Env, wor
 		}
 	}
 	return gitx.Worktree{}, false, nil
+}
+
+// droppedNote names the links a destroyed env took with it.
+func droppedNote(aliases []string) string {
+	if len(aliases) == 0 {
+		return ""
+	}
+	return "; dropped its links " + strings.Join(aliases, ", ")
 }
 
 // healAll heals every live env against one worktree listing, taking the

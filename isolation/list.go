@@ -7,9 +7,15 @@ import (
 	"github.com/git-apex/git-apex/state"
 )
 
-// List returns the envs, oldest first, after healing them against git;
-// destroyed ones too when all is set.
-func (m *Manager) List(ctx context.Context, all bool) ([]*state.Env, error) {
+// Listed is an env with the links that resolve to it.
+type Listed struct {
+	Env   *state.Env
+	Links []state.Link
+}
+
+// List returns the envs with their links, oldest first, after healing
+// them against git; destroyed ones too when all is set.
+func (m *Manager) List(ctx context.Context, all bool) ([]Listed, error) {
 	envs, err := m.Store.Envs(ctx, all)
 	if err != nil {
 		return nil, err
@@ -21,22 +27,23 @@ func (m *Manager) List(ctx context.Context, all bool) ([]*state.Env, error) {
 	if err := m.healAll(ctx, envs, worktrees); err != nil {
 		return nil, err
 	}
-	if all {
-		return envs, nil
+	links, err := m.Store.Links(ctx)
+	if err != nil {
+		return nil, err
 	}
-	live := envs[:0]
+	var listed []Listed
 	for _, env := range envs {
-		if env.Live() {
-			live = append(live, env)
+		if all || env.Live() {
+			listed = append(listed, Listed{Env: env, Links: links[env.ID]})
 		}
 	}
-	return live, nil
+	return listed, nil
 }
 
 // Path returns the path of an identity's env. When the directory is
 // gone it heals the record first (following a moved worktree).
 func (m *Manager) Path(ctx context.Context, identity string) (string, error) {
-	env, err := m.live(ctx, identity)
+	env, _, err := m.resolve(ctx, identity)
 	if err != nil {
 		return "", err
 	}

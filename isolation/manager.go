@@ -76,19 +76,20 @@ func (m *Manager) notef(format string, args ...any) {
 	fmt.Fprintf(m.opts.Stderr, format+"\n", args...)
 }
 
-// live returns the live env of an identity, or a not-found error (exit 7).
-func (m *Manager) live(ctx context.Context, identity string) (*state.Env, error) {
+// resolve returns the live env an identity names, its own or through a
+// link (then link is set), or a not-found error (exit 7).
+func (m *Manager) resolve(ctx context.Context, identity string) (*state.Env, *state.Link, error) {
 	if _, err := policy.ParseIdentity(identity); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	env, err := m.Store.Live(ctx, identity)
+	env, link, err := m.Store.Resolve(ctx, identity)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if env == nil {
-		return nil, exitcode.New(exitcode.NotFound, "no environment for %s: `git apex list` shows them, `git apex start %s` makes one", identity, identity)
+		return nil, nil, exitcode.New(exitcode.NotFound, "no environment for %s: `git apex list` shows them, `git apex start %s` makes one", identity, identity)
 	}
-	return env, nil
+	return env, link, nil
 }
 
 // exists reports whether path exists.

@@ -21,18 +21,19 @@ type RemoveOptions struct {
 type RemoveResult struct {
 	Env           *state.Env
 	BranchDeleted bool
-	AlreadyGone   bool // its directory had been deleted by hand
+	AlreadyGone   bool     // its directory had been deleted by hand
+	DroppedLinks  []string // links that resolved to it
 }
 
-// Remove deletes an env's worktree and marks it destroyed. Every check
-// runs before anything changes (the worktree goes before the branch, and
-// git worktree remove refuses a dirty tree by itself), so a refusal
-// (exit 3) changes nothing:
-// it refuses a locked worktree, the worktree holding the caller's
-// directory, and, unless forced, uncommitted changes or untracked files,
-// commits that no branch or remote holds, and (with DeleteBranch) branch
-// commits found nowhere else. The branch is kept unless DeleteBranch.
-// A shared env is only marked destroyed; the main checkout is never touched.
+// Remove deletes an env's worktree and marks it destroyed, dropping the
+// links that resolved to it. Every check runs before anything changes
+// (the worktree goes before the branch, and git worktree remove refuses a
+// dirty tree by itself), so a refusal (exit 3) changes nothing: it
+// refuses a locked worktree, the worktree holding the caller's directory,
+// and, unless forced, uncommitted changes or untracked files, commits
+// that no branch or remote holds, and (with DeleteBranch) branch commits
+// found nowhere else. The branch is kept unless DeleteBranch. A shared
+// env is only marked destroyed; the main checkout is never touched.
 func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOptions) (*RemoveResult, error) {
 	if _, err := policy.ParseIdentity(identity); err != nil {
 		return nil, err
@@ -42,10 +43,16 @@ func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOption
 		return nil, err
 	}
 	defer lk.Unlock()
-	env, err := m.live(ctx, identity)
+	env, _, err := m.resolve(ctx, identity)
 	if err != nil {
 		return nil, err
 	}
+	return m.remove(ctx, lk, env, opts)
+}
+
+// remove is Remove for an env already found, under the lock.
+func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, opts RemoveOptions) (*RemoveResult, error) {
+	identity := env.Identity
 	worktrees, err := lk.Worktrees(ctx)
 	if err != nil {
 		return nil, err
@@ -116,8 +123,7 @@ func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOption
 		detail += "; deleted branch " + env.Branch
 	}
 	if env.Live() {
-		env.Status = state.Destroyed
-		if err := m.Store.Save(ctx, env, "removed", detail); err != nil {
+		if res.DroppedLinks, err = m.Store.Destroy(ctx, env, "removed", detail); err != nil {
 			return nil, err
 		}
 	}

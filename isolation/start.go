@@ -20,23 +20,28 @@ type StartRequest struct {
 	From      string      // --from: a branch (which becomes the base) or any commit-ish
 	Branch    string      // --branch: overrides the policy's branch template
 	Strict    bool        // --strict: never fall back from the asked mode
+	Detach    bool        // --detach: check out the start commit with no branch
+	Parent    string      // --parent: share this identity's env instead of making one
 }
 
 // StartResult is the env start made or found.
 type StartResult struct {
-	Env    *state.Env
-	Reused bool // it existed already; nothing was created
+	Env     *state.Env
+	Reused  bool // it existed already; nothing was created
+	Adopted bool // an existing worktree was recorded as the env
 }
 
 // Start returns the identity's env, making it when it has none (or when
-// its directory was deleted by hand). Concurrent starts of one identity
-// make one env: the check is repeated under the repository lock.
+// its directory was deleted by hand). An identity that is a link gets the
+// env it links to. Concurrent starts of one identity make one env: the
+// check is repeated under the repository lock.
 func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, error) {
 	id := req.Identity.String()
-	if env, err := m.Store.Live(ctx, id); err != nil {
-		return nil, err
-	} else if env != nil && exists(env.Path) {
-		return &StartResult{Env: env, Reused: true}, nil
+	if res, err := m.reuse(ctx, id); res != nil || err != nil {
+		return res, err
+	}
+	if req.Parent != "" {
+		return m.startChild(ctx, req)
 	}
 	p, err := m.plan(req)
 	if err != nil {
@@ -52,7 +57,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 	if err != nil {
 		return nil, err
 	}
-	env, err := m.Store.Live(ctx, id)
+	env, _, err := m.Store.Resolve(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +66,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 			return nil, err
 		}
 		if env.Live() {
-			return &StartResult{Env: env, Reused: true}, nil
+			return m.reuse(ctx, id)
 		}
 		m.notef("recreating %s", id)
 		if worktrees, refs, err = inspect(ctx, lk, p.refNames()); err != nil {
@@ -72,6 +77,50 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 		return nil, err
 	}
 	return m.create(ctx, lk, p)
+}
+
+// reuse returns the live env an identity names when its directory is
+// there, recording the reuse; nil when there is none to reuse.
+func (m *Manager) reuse(ctx context.Context, id string) (*StartResult, error) {
+	env, link, err := m.Store.Resolve(ctx, id)
+	if err != nil || env == nil || !exists(env.Path) {
+		return nil, err
+	}
+	detail := ""
+	if link != nil {
+		m.notef("linked to existing environment %s", env.Identity)
+		detail = "as " + id
+	}
+	return &StartResult{Env: env, Reused: true}, m.Store.Record(ctx, env, "reused", detail)
+}
+
+// startChild makes a new identity a sub-task of its parent: a link, of
+// kind parent, to the parent's env.
+func (m *Manager) startChild(ctx context.Context, req StartRequest) (*StartResult, error) {
+	pol, err := m.Policy(m.Git.MainRoot())
+	if err != nil {
+		return nil, err
+	}
+	if err := pol.CheckWorkflow(req.Identity.Workflow); err != nil {
+		return nil, err
+	}
+	lk, err := m.Git.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	if res, err := m.reuse(ctx, req.Identity.String()); res != nil || err != nil {
+		return res, err
+	}
+	parent, _, err := m.resolve(ctx, req.Parent)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Store.AddLink(ctx, req.Identity.String(), parent, state.KindParent, req.Parent); err != nil {
+		return nil, err
+	}
+	m.notef("%s shares the environment of its parent %s", req.Identity, parent.Identity)
+	return &StartResult{Env: parent, Reused: true}, nil
 }
 
 // inspect reads git's worktrees and the named refs, in parallel: each
@@ -102,7 +151,8 @@ type plan struct {
 	base         string
 	start        string // commit the env starts from
 	mainRoot     string
-	main         gitx.Worktree // the main checkout as check found it
+	main         gitx.Worktree  // the main checkout as check found it
+	adopt        *gitx.Worktree // an existing worktree on the branch, to record as the env
 }
 
 // plan resolves what the policy says for a start; it runs no git.
@@ -125,12 +175,20 @@ func (m *Manager) plan(req StartRequest) (*plan, error) {
 		}
 		p.mode = policy.Worktree
 	}
-	if p.branch = req.Branch; p.branch == "" {
+	switch {
+	case req.Detach || pol.Workflow[id.Workflow].Detach:
+		if req.Branch != "" {
+			return nil, exitcode.New(exitcode.Usage, "cannot use --branch with a detached start: a detached environment has no branch")
+		}
+	case req.Branch != "":
+		if err := gitx.CheckBranchName(req.Branch); err != nil {
+			return nil, exitcode.New(exitcode.Usage, "%v", err)
+		}
+		p.branch = req.Branch
+	default:
 		if p.branch, err = pol.Branch(id, filepath.Base(mainRoot)); err != nil {
 			return nil, err
 		}
-	} else if err := gitx.CheckBranchName(p.branch); err != nil {
-		return nil, exitcode.New(exitcode.Usage, "%v", err)
 	}
 	p.path = mainRoot
 	if p.mode != policy.Shared {
@@ -144,7 +202,10 @@ func (m *Manager) plan(req StartRequest) (*plan, error) {
 // refNames are the refs check needs: the branch, the candidate bases and
 // the remote's default branch.
 func (p *plan) refNames() []string {
-	names := []string{"refs/heads/" + p.branch, "refs/remotes/origin/HEAD"}
+	names := []string{"refs/remotes/origin/HEAD"}
+	if p.branch != "" {
+		names = append(names, "refs/heads/"+p.branch)
+	}
 	for _, b := range []string{p.req.From, p.policy.Base(p.id.Workflow)} {
 		if b != "" {
 			names = append(names, "refs/heads/"+b, "refs/remotes/"+b)
@@ -162,13 +223,15 @@ func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree,
 		return err
 	}
 	id := p.id
-	holder, err := m.Store.BranchHolder(ctx, p.branch)
-	if err != nil {
-		return err
-	}
-	if holder != nil {
-		return exitcode.New(exitcode.Refused, "cannot start %s: branch %s belongs to environment %s (%s); pick another name or pass --branch",
-			id, p.branch, holder.Identity, holder.Path)
+	if p.branch != "" {
+		holder, err := m.Store.BranchHolder(ctx, p.branch)
+		if err != nil {
+			return err
+		}
+		if holder != nil {
+			return exitcode.New(exitcode.Refused, "cannot start %s: branch %s belongs to environment %s (%s); pick another name or pass --branch",
+				id, p.branch, holder.Identity, holder.Path)
+		}
 	}
 	holderWt, checkedOut := gitx.WorktreeOnBranch(worktrees, p.branch)
 	switch {
@@ -176,8 +239,11 @@ func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree,
 		if checkedOut && holderWt.Path != worktrees[0].Path {
 			return exitcode.New(exitcode.Refused, "cannot start %s in the main checkout: branch %s is checked out in the worktree %s", id, p.branch, holderWt.Path)
 		}
+	case checkedOut && holderWt.Path == worktrees[0].Path:
+		return exitcode.New(exitcode.Refused, "cannot start %s: branch %s is checked out in the main checkout %s; switch it to another branch, or use --isolation shared", id, p.branch, holderWt.Path)
 	case checkedOut:
-		return exitcode.New(exitcode.Refused, "cannot start %s: branch %s is already checked out in the worktree %s, which git-apex did not make", id, p.branch, holderWt.Path)
+		// A worktree made without git-apex: record it as it is.
+		p.adopt, p.path = &holderWt, holderWt.Path
 	case exists(p.path):
 		return exitcode.New(exitcode.Refused, "cannot start %s: %s already exists and is not an environment git-apex knows; move it away, or remove it if it holds nothing you need", id, p.path)
 	}
@@ -253,6 +319,15 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartR
 		ModeAsked: string(p.asked), Mode: string(p.mode), Path: p.path, Branch: p.branch,
 		Base: p.base, StartCommit: p.start, Status: state.Active,
 	}
+	if p.adopt != nil {
+		env.StartCommit = p.adopt.Head
+		env.Metadata = map[string]string{"adopted": "true"}
+		if err := m.Store.Create(ctx, env, "adopted", "worktree at "+p.path); err != nil {
+			return nil, err
+		}
+		m.notef("adopted the existing worktree %s for %s", p.path, env.Identity)
+		return &StartResult{Env: env, Adopted: true}, nil
+	}
 	prov := providers[p.mode]
 	undo, err := prov.create(ctx, lk, p)
 	if err == nil {
@@ -269,6 +344,9 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartR
 			}
 		}
 		return nil, err
+	}
+	if p.branch == "" {
+		m.notef("reviewing at commit %s", short(p.start)[:min(7, len(p.start))])
 	}
 	if p.asked != p.mode {
 		m.warnf("%s asked for %s isolation, which this build does not support yet; using %s", env.Identity, p.asked, p.mode)

@@ -37,24 +37,27 @@ type Env struct {
 	StartCommit string
 	Container   string
 	Status      Status
-	ParentID    int64 // 0 when it has no parent
-	Metadata    map[string]string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// IdentityClosed is set when the env's own identity was closed while
+	// links still used the env: the identity is free for a new env.
+	IdentityClosed bool
+	ParentID       int64 // 0 when it has no parent
+	Metadata       map[string]string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // Live reports whether the env still exists.
 func (e *Env) Live() bool { return e.Status != Destroyed }
 
 const envColumns = `id, identity, workflow, name, mode_asked, mode, path, branch, base,
-	start_commit, container, status, coalesce(parent_id, 0), metadata, created_at, updated_at`
+	start_commit, container, status, identity_closed, coalesce(parent_id, 0), metadata, created_at, updated_at`
 
 func scanEnv(row interface{ Scan(...any) error }) (*Env, error) {
 	var e Env
 	var meta string
 	var created, updated int64
 	err := row.Scan(&e.ID, &e.Identity, &e.Workflow, &e.Name, &e.ModeAsked, &e.Mode, &e.Path,
-		&e.Branch, &e.Base, &e.StartCommit, &e.Container, &e.Status, &e.ParentID, &meta, &created, &updated)
+		&e.Branch, &e.Base, &e.StartCommit, &e.Container, &e.Status, &e.IdentityClosed, &e.ParentID, &meta, &created, &updated)
 	if err != nil {
 		return nil, err
 	}
@@ -65,10 +68,11 @@ func scanEnv(row interface{ Scan(...any) error }) (*Env, error) {
 	return &e, nil
 }
 
-// Live returns the live env of an identity, or nil when it has none.
+// Live returns the live env whose own identity is identity (and not
+// closed), or nil when it has none; see Resolve for links too.
 func (s *Store) Live(ctx context.Context, identity string) (*Env, error) {
 	row := s.db.QueryRowContext(ctx, `SELECT `+envColumns+` FROM envs
-		WHERE identity = ? AND status != 'destroyed'`, identity)
+		WHERE identity = ? AND status != 'destroyed' AND identity_closed = 0`, identity)
 	e, err := scanEnv(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -136,7 +140,8 @@ func (s *Store) Create(ctx context.Context, e *Env, kind, detail string) error {
 }
 
 // Save writes an env's changed fields (mode, path, branch, container,
-// status, metadata) and an event in one transaction.
+// status, identity_closed, metadata) and an event in one transaction. To
+// destroy an env, use Destroy.
 func (s *Store) Save(ctx context.Context, e *Env, kind, detail string) error {
 	now := time.Now()
 	meta, err := json.Marshal(nonNil(e.Metadata))
@@ -144,15 +149,52 @@ func (s *Store) Save(ctx context.Context, e *Env, kind, detail string) error {
 		return err
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE envs SET mode = ?, path = ?, branch = ?, container = ?,
-			status = ?, metadata = ?, updated_at = ? WHERE id = ?`,
-			e.Mode, e.Path, e.Branch, e.Container, e.Status, string(meta), now.UnixMilli(), e.ID)
-		if err != nil {
-			return uniqueError(err)
-		}
-		e.UpdatedAt = time.UnixMilli(now.UnixMilli())
-		return addEvent(ctx, tx, now, e, kind, detail)
+		return save(ctx, tx, now, e, string(meta), kind, detail)
 	})
+}
+
+func save(ctx context.Context, tx *sql.Tx, now time.Time, e *Env, meta, kind, detail string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE envs SET mode = ?, path = ?, branch = ?, container = ?,
+		status = ?, identity_closed = ?, metadata = ?, updated_at = ? WHERE id = ?`,
+		e.Mode, e.Path, e.Branch, e.Container, e.Status, e.IdentityClosed, meta, now.UnixMilli(), e.ID)
+	if err != nil {
+		return uniqueError(err)
+	}
+	e.UpdatedAt = time.UnixMilli(now.UnixMilli())
+	return addEvent(ctx, tx, now, e, kind, detail)
+}
+
+// Destroy marks an env destroyed with an event, and drops the links that
+// resolved to it, each with an "unlinked" event, in one transaction. It
+// returns the aliases dropped.
+func (s *Store) Destroy(ctx context.Context, e *Env, kind, detail string) ([]string, error) {
+	now := time.Now()
+	meta, err := json.Marshal(nonNil(e.Metadata))
+	if err != nil {
+		return nil, err
+	}
+	var dropped []string
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		e.Status = Destroyed
+		if err := save(ctx, tx, now, e, string(meta), kind, detail); err != nil {
+			return err
+		}
+		links, err := linksOf(ctx, tx, e.ID)
+		if err != nil {
+			return err
+		}
+		for _, l := range links {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE alias = ?`, l.Alias); err != nil {
+				return err
+			}
+			if err := addEventFor(ctx, tx, now, e.ID, l.Alias, "unlinked", "environment "+e.Identity+" destroyed"); err != nil {
+				return err
+			}
+			dropped = append(dropped, l.Alias)
+		}
+		return nil
+	})
+	return dropped, err
 }
 
 func nonNil(m map[string]string) map[string]string {

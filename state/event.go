@@ -17,15 +17,29 @@ type Event struct {
 }
 
 func addEvent(ctx context.Context, tx *sql.Tx, at time.Time, e *Env, kind, detail string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (at, env_id, identity, kind, detail) VALUES (?, ?, ?, ?, ?)`,
-		at.UnixMilli(), e.ID, e.Identity, kind, detail)
+	return addEventFor(ctx, tx, at, e.ID, e.Identity, kind, detail)
+}
+
+func addEventFor(ctx context.Context, tx *sql.Tx, at time.Time, envID int64, identity, kind, detail string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO events (at, env_id, identity, kind, detail) VALUES (?, nullif(?, 0), ?, ?, ?)`,
+		at.UnixMilli(), envID, identity, kind, detail)
 	return err
 }
 
-// Events returns the log, oldest first; only identity's when it is not "".
-func (s *Store) Events(ctx context.Context, identity string) ([]Event, error) {
+// Record appends an event about an env that changes nothing else
+// (reused, skipped, ...).
+func (s *Store) Record(ctx context.Context, e *Env, kind, detail string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		return addEvent(ctx, tx, time.Now(), e, kind, detail)
+	})
+}
+
+// Events returns the log, oldest first: all of it when identity is "",
+// else the events of that identity and of the env with id envID (when
+// not 0), whatever identity they were recorded under.
+func (s *Store) Events(ctx context.Context, identity string, envID int64) ([]Event, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, at, coalesce(env_id, 0), identity, kind, detail
-		FROM events WHERE ? = '' OR identity = ? ORDER BY id`, identity, identity)
+		FROM events WHERE ? = '' OR identity = ? OR (? != 0 AND env_id = ?) ORDER BY id`, identity, identity, envID, envID)
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,20 @@ var migrations = []string{
 		detail   TEXT NOT NULL DEFAULT ''
 	);
 	CREATE INDEX events_identity ON events(identity);`,
+
+	// 2: links (aliases and sub-tasks), and closing an env's own identity
+	// while links still use the env.
+	`ALTER TABLE envs ADD COLUMN identity_closed INTEGER NOT NULL DEFAULT 0;
+	DROP INDEX envs_live_identity;
+	CREATE UNIQUE INDEX envs_live_identity ON envs(identity) WHERE status != 'destroyed' AND identity_closed = 0;
+	CREATE TABLE links (
+		alias      TEXT PRIMARY KEY,
+		env_id     INTEGER NOT NULL REFERENCES envs(id),
+		kind       TEXT NOT NULL CHECK (kind IN ('link', 'parent')),
+		target     TEXT NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE INDEX links_env ON links(env_id);`,
 }
 
 // SchemaVersion is the schema this binary writes.

@@ -64,7 +64,7 @@ func TestCreateLookupAndLiveUniqueness(t *testing.T) {
 	if len(all) != 2 || len(live) != 1 {
 		t.Errorf("Envs: %d all, %d live", len(all), len(live))
 	}
-	events, _ := s.Events(ctx, "feature-x")
+	events, _ := s.Events(ctx, "feature-x", 0)
 	kinds := []string{}
 	for _, ev := range events {
 		kinds = append(kinds, ev.Kind)

@@ -49,6 +49,11 @@ func newApp() *cli.App {
 			pathCommand(),
 			listCommand(),
 			removeCommand(),
+			linkCommand(),
+			unlinkCommand(),
+			closeCommand(),
+			finishCommand(),
+			logCommand(),
 			manCommand(),
 		},
 		Action: func(c *cli.Context) error {

@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/isolation"
-	"github.com/git-apex/git-apex/state"
 )
 
 func listCommand() *cli.Command {
@@ -37,11 +37,17 @@ func listCommand() *cli.Command {
 }
 
 // printList prints envs as a table, or as JSON with --json.
-func printList(c *cli.Context, envs []*state.Env) error {
+func printList(c *cli.Context, envs []isolation.Listed) error {
 	if c.Bool("json") {
 		views := make([]envJSON, 0, len(envs))
-		for _, e := range envs {
-			views = append(views, envView(e))
+		for _, l := range envs {
+			v := envView(l.Env)
+			links := []linkJSON{}
+			for _, link := range l.Links {
+				links = append(links, linkJSON{Alias: link.Alias, Kind: link.Kind})
+			}
+			v.Links = &links
+			views = append(views, v)
 		}
 		return printJSON(c, views)
 	}
@@ -50,9 +56,22 @@ func printList(c *cli.Context, envs []*state.Env) error {
 		return nil
 	}
 	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "IDENTITY\tMODE\tBRANCH\tSTATUS\tAGE\tPATH")
-	for _, e := range envs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Identity, e.Mode, branchOrDetached(e.Branch), e.Status, age(time.Since(e.CreatedAt)), e.Path)
+	fmt.Fprintln(w, "IDENTITY\tLINKS\tMODE\tBRANCH\tSTATUS\tAGE\tPATH")
+	for _, l := range envs {
+		e := l.Env
+		aliases := []string{}
+		for _, link := range l.Links {
+			aliases = append(aliases, link.Alias)
+		}
+		links := strings.Join(aliases, ",")
+		if links == "" {
+			links = "-"
+		}
+		identity := e.Identity
+		if e.IdentityClosed {
+			identity += " (closed)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", identity, links, e.Mode, branchOrDetached(e.Branch), e.Status, age(time.Since(e.CreatedAt)), e.Path)
 	}
 	return w.Flush()
 }

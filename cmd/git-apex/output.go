@@ -26,7 +26,14 @@ type envJSON struct {
 	Metadata    map[string]string `json:"metadata"`
 	CreatedAt   time.Time         `json:"created_at"`
 	UpdatedAt   time.Time         `json:"updated_at"`
+	Links       *[]linkJSON       `json:"links,omitempty"`  // list only
 	Reused      *bool             `json:"reused,omitempty"` // start only
+}
+
+// linkJSON is a link in `list --json`.
+type linkJSON struct {
+	Alias string `json:"alias"`
+	Kind  string `json:"kind"` // "link" or "parent"
 }
 
 func envView(e *state.Env) envJSON {

@@ -20,6 +20,8 @@ func startCommand() *cli.Command {
 			&cli.StringFlag{Name: "from", Usage: "start from `COMMIT-ISH`; a branch also becomes the base"},
 			&cli.StringFlag{Name: "branch", Usage: "use branch `NAME` instead of the policy's template (an existing branch is checked out)"},
 			&cli.BoolFlag{Name: "strict", Usage: "fail instead of falling back to a weaker mode"},
+			&cli.BoolFlag{Name: "detach", Usage: "check out the start commit with no branch (for reviews)"},
+			&cli.StringFlag{Name: "parent", Usage: "work in the environment of `IDENTITY`, as its sub-task"},
 			&cli.BoolFlag{Name: "json", Usage: "print the environment as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -36,7 +38,8 @@ func startCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			req := isolation.StartRequest{Identity: id, From: c.String("from"), Branch: c.String("branch"), Strict: c.Bool("strict")}
+			req := isolation.StartRequest{Identity: id, From: c.String("from"), Branch: c.String("branch"),
+				Strict: c.Bool("strict"), Detach: c.Bool("detach"), Parent: c.String("parent")}
 			if s := c.String("isolation"); s != "" {
 				if req.Isolation, err = policy.ParseMode(s); err != nil {
 					return usageError(c, "%v", err)
@@ -47,7 +50,7 @@ func startCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				if !res.Reused {
+				if !res.Reused && !res.Adopted {
 					note(c, "created %s: %s", res.Env.Identity, describe(res.Env))
 				}
 				if c.Bool("json") {

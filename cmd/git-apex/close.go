@@ -1,0 +1,82 @@
+package main
+
+import (
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/isolation"
+)
+
+func closeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "close",
+		Usage:     "end a work item: drop its identity, and remove its environment once nothing uses it",
+		UsageText: "git apex close <identity>",
+		Description: "An environment that no identity uses any more is removed when that is safe; " +
+			"one with uncommitted work is kept as preserved, with the reason.",
+		Action: func(c *cli.Context) error {
+			args, err := positional(c, 1, 1, "<identity>")
+			if err != nil {
+				return err
+			}
+			cwd, _ := os.Getwd()
+			return withManager(c, func(m *isolation.Manager) error {
+				end, err := m.CloseIdentity(c.Context, args[0], cwd)
+				if err != nil {
+					return err
+				}
+				if len(end.StillUsedBy) > 0 {
+					note(c, "closed %s; its environment stays, used by %s", args[0], strings.Join(end.StillUsedBy, ", "))
+					return nil
+				}
+				return reportEnding(c, "closed "+args[0], end)
+			})
+		},
+	}
+}
+
+func finishCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "finish",
+		Usage:     "end an environment's lifecycle: clean up on success, keep it on failure",
+		UsageText: "git apex finish [--failed] <identity>",
+		Description: "On success the environment is removed when [worktree].cleanup_on_complete (default true). " +
+			"With --failed it is kept as preserved, and its path printed, when [worktree].preserve_on_failure (default true). " +
+			"A cleanup that is refused or fails only warns: finish still succeeds.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "failed", Usage: "the work failed: keep the environment for inspection"},
+		},
+		Action: func(c *cli.Context) error {
+			args, err := positional(c, 1, 1, "<identity>")
+			if err != nil {
+				return err
+			}
+			cwd, _ := os.Getwd()
+			return withManager(c, func(m *isolation.Manager) error {
+				end, err := m.Finish(c.Context, args[0], c.Bool("failed"), cwd)
+				if err != nil {
+					return err
+				}
+				return reportEnding(c, "finished "+args[0], end)
+			})
+		},
+	}
+}
+
+// reportEnding says what close or finish did; a kept env's path goes to
+// stdout, for inspection.
+func reportEnding(c *cli.Context, what string, end *isolation.Ending) error {
+	switch {
+	case end.Removed != nil:
+		note(c, "%s", what)
+		reportRemoval(c, end.Removed)
+	case end.Preserved != "":
+		note(c, "%s; kept its environment as preserved (%s)", what, end.Preserved)
+		return printLine(c, end.Env.Path)
+	default:
+		note(c, "%s; kept its environment", what)
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/isolation"
+)
+
+func linkCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "link",
+		Usage:     "make another identity resolve to an existing environment",
+		UsageText: "git apex link <alias> [<identity>]",
+		Description: "Without <identity>, links to the environment whose worktree holds the current directory. " +
+			"Every command that takes an identity accepts the alias.",
+		Action: func(c *cli.Context) error {
+			args, err := positional(c, 1, 2, "<alias> [<identity>]")
+			if err != nil {
+				return err
+			}
+			target := ""
+			if len(args) == 2 {
+				target = args[1]
+			}
+			cwd, _ := os.Getwd()
+			return withManager(c, func(m *isolation.Manager) error {
+				env, err := m.Link(c.Context, args[0], target, cwd)
+				if err != nil {
+					return err
+				}
+				note(c, "%s now resolves to %s (%s)", args[0], env.Identity, env.Path)
+				return nil
+			})
+		},
+	}
+}
+
+func unlinkCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "unlink",
+		Usage:     "drop a link",
+		UsageText: "git apex unlink <alias>",
+		Action: func(c *cli.Context) error {
+			args, err := positional(c, 1, 1, "<alias>")
+			if err != nil {
+				return err
+			}
+			return withManager(c, func(m *isolation.Manager) error {
+				env, err := m.Unlink(c.Context, args[0])
+				if err != nil {
+					return err
+				}
+				note(c, "%s no longer resolves to %s", args[0], env.Identity)
+				return nil
+			})
+		},
+	}
+}

@@ -1,0 +1,139 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Link kinds.
+const (
+	KindLink   = "link"   // an alias made with `git apex link`
+	KindParent = "parent" // a sub-task started with --parent
+)
+
+// Link is an extra identity that resolves to an existing env.
+type Link struct {
+	Alias     string
+	EnvID     int64
+	Kind      string
+	Target    string // the identity it was linked to, as given
+	CreatedAt time.Time
+}
+
+// ErrAliasTaken reports an alias that already names a live env or a link.
+var ErrAliasTaken = errors.New("alias already in use")
+
+// Resolve finds the live env an identity names: its own env, or the env a
+// link resolves to (then link is that link). It returns a nil env when the
+// identity names nothing live.
+func (s *Store) Resolve(ctx context.Context, identity string) (env *Env, link *Link, err error) {
+	if env, err = s.Live(ctx, identity); env != nil || err != nil {
+		return env, nil, err
+	}
+	l, err := s.link(ctx, s.db, identity)
+	if l == nil || err != nil {
+		return nil, nil, err
+	}
+	row := s.db.QueryRowContext(ctx, `SELECT `+envColumns+` FROM envs WHERE id = ? AND status != 'destroyed'`, l.EnvID)
+	env, err = scanEnv(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil
+	}
+	return env, l, err
+}
+
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *Store) link(ctx context.Context, q queryer, alias string) (*Link, error) {
+	var l Link
+	var created int64
+	err := q.QueryRowContext(ctx, `SELECT alias, env_id, kind, target, created_at FROM links WHERE alias = ?`, alias).
+		Scan(&l.Alias, &l.EnvID, &l.Kind, &l.Target, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	l.CreatedAt = time.UnixMilli(created)
+	return &l, err
+}
+
+// AddLink makes alias resolve to env, with a "linked" event. It fails with
+// ErrAliasTaken when alias is a live env's own identity or a link already.
+func (s *Store) AddLink(ctx context.Context, alias string, env *Env, kind, target string) error {
+	now := time.Now()
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM envs WHERE identity = ? AND status != 'destroyed' AND identity_closed = 0`, alias).Scan(&n)
+		if err != nil {
+			return err
+		}
+		if existing, err := s.link(ctx, tx, alias); err != nil {
+			return err
+		} else if n > 0 || existing != nil {
+			return ErrAliasTaken
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO links (alias, env_id, kind, target, created_at) VALUES (?, ?, ?, ?, ?)`,
+			alias, env.ID, kind, target, now.UnixMilli()); err != nil {
+			return err
+		}
+		return addEventFor(ctx, tx, now, env.ID, alias, "linked", fmt.Sprintf("%s of %s (%s)", kind, env.Identity, target))
+	})
+}
+
+// RemoveLink drops a link with an "unlinked" event; why says what ended it.
+func (s *Store) RemoveLink(ctx context.Context, l *Link, why string) error {
+	now := time.Now()
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE alias = ?`, l.Alias); err != nil {
+			return err
+		}
+		return addEventFor(ctx, tx, now, l.EnvID, l.Alias, "unlinked", why)
+	})
+}
+
+// Links returns the links of every live env, by env id, oldest first.
+func (s *Store) Links(ctx context.Context) (map[int64][]Link, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT alias, env_id, kind, target, created_at FROM links ORDER BY created_at, alias`)
+	if err != nil {
+		return nil, err
+	}
+	all, err := scanLinks(rows)
+	byEnv := make(map[int64][]Link)
+	for _, l := range all {
+		byEnv[l.EnvID] = append(byEnv[l.EnvID], l)
+	}
+	return byEnv, err
+}
+
+func linksOf(ctx context.Context, q queryer, envID int64) ([]Link, error) {
+	rows, err := q.QueryContext(ctx, `SELECT alias, env_id, kind, target, created_at FROM links WHERE env_id = ? ORDER BY created_at, alias`, envID)
+	if err != nil {
+		return nil, err
+	}
+	return scanLinks(rows)
+}
+
+// LinksOf returns an env's links, oldest first.
+func (s *Store) LinksOf(ctx context.Context, envID int64) ([]Link, error) {
+	return linksOf(ctx, s.db, envID)
+}
+
+func scanLinks(rows *sql.Rows) ([]Link, error) {
+	defer rows.Close()
+	var links []Link
+	for rows.Next() {
+		var l Link
+		var created int64
+		if err := rows.Scan(&l.Alias, &l.EnvID, &l.Kind, &l.Target, &created); err != nil {
+			return nil, err
+		}
+		l.CreatedAt = time.UnixMilli(created)
+		links = append(links, l)
+	}
+	return links, rows.Err()
+}

@@ -1,0 +1,88 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"testing"
+)
+
+func TestLinksResolveAndDropWithTheirEnv(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "state.db"))
+	e := newEnv("feature-x", "x")
+	if err := s.Create(ctx, e, "created", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddLink(ctx, "issue-42", e, KindLink, "feature-x"); err != nil {
+		t.Fatal(err)
+	}
+	got, link, err := s.Resolve(ctx, "issue-42")
+	if err != nil || got == nil || got.ID != e.ID || link == nil || link.Kind != KindLink {
+		t.Fatalf("Resolve(issue-42) = %+v, %+v, %v", got, link, err)
+	}
+	if got, link, _ := s.Resolve(ctx, "feature-x"); got == nil || link != nil {
+		t.Errorf("Resolve(own identity) = %+v, %+v", got, link)
+	}
+	if err := s.AddLink(ctx, "issue-42", e, KindLink, "feature-x"); !errors.Is(err, ErrAliasTaken) {
+		t.Errorf("second link with one alias: %v", err)
+	}
+	if err := s.AddLink(ctx, "feature-x", e, KindLink, "feature-x"); !errors.Is(err, ErrAliasTaken) {
+		t.Errorf("alias that is a live env's identity: %v", err)
+	}
+
+	// Closing the env's own identity frees it while the link keeps the env.
+	e.IdentityClosed = true
+	if err := s.Save(ctx, e, "closed", ""); err != nil {
+		t.Fatal(err)
+	}
+	if live, _ := s.Live(ctx, "feature-x"); live != nil {
+		t.Errorf("closed identity still live")
+	}
+	if err := s.Create(ctx, newEnv("feature-x", "x2"), "created", ""); err != nil {
+		t.Errorf("closed identity not free for a new env: %v", err)
+	}
+
+	dropped, err := s.Destroy(ctx, e, "removed", "")
+	if err != nil || len(dropped) != 1 || dropped[0] != "issue-42" {
+		t.Fatalf("Destroy dropped %v, %v", dropped, err)
+	}
+	if got, _, _ := s.Resolve(ctx, "issue-42"); got != nil {
+		t.Errorf("link outlived its env")
+	}
+	events, _ := s.Events(ctx, "issue-42", 0)
+	if len(events) != 2 || events[0].Kind != "linked" || events[1].Kind != "unlinked" {
+		t.Errorf("link events: %+v", events)
+	}
+}
+
+// TestMigratesVersion1 opens a database written by the first schema and
+// checks that its rows survive the migration.
+func TestMigratesVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{migrations[0], "PRAGMA user_version = 1",
+		`INSERT INTO envs (identity, workflow, name, mode_asked, mode, path, start_commit, status, created_at, updated_at)
+		 VALUES ('feature-old', 'feature', 'old', 'worktree', 'worktree', '/w/old', 'abc', 'active', 1, 1)`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s := open(t, path)
+	e, err := s.Live(ctx, "feature-old")
+	if err != nil || e == nil || e.IdentityClosed {
+		t.Fatalf("after migration: %+v, %v", e, err)
+	}
+	if err := s.AddLink(ctx, "issue-1", e, KindLink, "feature-old"); err != nil {
+		t.Errorf("links table missing after migration: %v", err)
+	}
+	if v, _ := s.userVersion(ctx, s.db); v != SchemaVersion {
+		t.Errorf("user_version = %d, want %d", v, SchemaVersion)
+	}
+}
