@@ -212,6 +212,9 @@ func (m *Manager) Log(ctx context.Context, identity string) ([]state.Event, erro
 			return nil, err
 		}
 		env, _, err := m.Store.Resolve(ctx, identity)
+		if env == nil && err == nil {
+			env, err = m.Store.Latest(ctx, identity)
+		}
 		if err != nil {
 			return nil, err
 		}

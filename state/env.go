@@ -80,6 +80,17 @@ func (s *Store) Live(ctx context.Context, identity string) (*Env, error) {
 	return e, err
 }
 
+// Latest returns the newest env whose own identity is identity, live or
+// not, or nil.
+func (s *Store) Latest(ctx context.Context, identity string) (*Env, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+envColumns+` FROM envs WHERE identity = ? ORDER BY id DESC LIMIT 1`, identity)
+	e, err := scanEnv(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return e, err
+}
+
 // BranchHolder returns the live env that owns branch, or nil.
 func (s *Store) BranchHolder(ctx context.Context, branch string) (*Env, error) {
 	row := s.db.QueryRowContext(ctx, `SELECT `+envColumns+` FROM envs
