@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -141,4 +143,30 @@ func parseStatus(out string) Changes {
 		}
 	}
 	return c
+}
+
+// InitSubmodules initialises and checks out the submodules of the
+// working tree at dir, recursively, when it has any.
+func (r *Repo) InitSubmodules(ctx context.Context, dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, ".gitmodules")); err != nil {
+		return nil
+	}
+	_, err := r.Run(ctx, dir, "submodule", "--quiet", "update", "--init", "--recursive")
+	return err
+}
+
+// MergedInto returns the local branches whose tips are reachable from
+// base, each with its tip, in one git call.
+func (r *Repo) MergedInto(ctx context.Context, base string) (map[string]string, error) {
+	out, err := r.Read(ctx, r.CommonDir, "for-each-ref", "--merged="+base, "--format=%(refname:short)%00%(objectname)", "refs/heads/")
+	if err != nil {
+		return nil, err
+	}
+	merged := make(map[string]string)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if name, tip, ok := strings.Cut(line, "\x00"); ok {
+			merged[name] = tip
+		}
+	}
+	return merged, nil
 }

@@ -66,9 +66,9 @@ var locationVars = map[string]bool{
 	"GIT_COMMON_DIR":                   true,
 }
 
-// cleanEnv returns the process environment without git's location
+// CleanEnv returns the process environment without git's location
 // variables, for anything run outside the hook's own repository.
-var cleanEnv = sync.OnceValue(func() []string {
+var CleanEnv = sync.OnceValue(func() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -81,7 +81,7 @@ var cleanEnv = sync.OnceValue(func() []string {
 
 // gitEnv is the environment every git command after Open runs with.
 var gitEnv = sync.OnceValue(func() []string {
-	return append(cleanEnv(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+	return append(CleanEnv(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
 })
 
 // command is one git invocation.

@@ -16,6 +16,7 @@ import (
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trust"
 )
 
 // Options configure a Manager.
@@ -31,6 +32,19 @@ type Manager struct {
 	Git   *gitx.Repo
 	Store *state.Store
 	opts  Options
+	trust *trust.Store // opened on first use
+}
+
+// trustStore opens the user's approvals.
+func (m *Manager) trustStore() (*trust.Store, error) {
+	if m.trust == nil {
+		store, err := trust.Open()
+		if err != nil {
+			return nil, err
+		}
+		m.trust = store
+	}
+	return m.trust, nil
 }
 
 // Open opens the repository containing dir and its state database. The

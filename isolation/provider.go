@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -80,7 +81,16 @@ func (worktreeProvider) create(ctx context.Context, lk *gitx.Locked, p *plan) (f
 }
 
 func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error {
-	return lk.RemoveWorktree(ctx, env.Path, force)
+	err := lk.RemoveWorktree(ctx, env.Path, force)
+	var gerr *gitx.Error
+	if err != nil && !force && errors.As(err, &gerr) && strings.Contains(gerr.Stderr, "containing submodules") {
+		// git refuses any worktree with submodules without --force. Its
+		// status (submodules included) tells whether anything would be lost.
+		if changes, serr := lk.Status(ctx, env.Path); serr == nil && !changes.Dirty() {
+			return lk.RemoveWorktree(ctx, env.Path, true)
+		}
+	}
+	return err
 }
 
 // missingDirs lists the ancestors of path that do not exist yet, deepest

@@ -106,10 +106,37 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 		}
 	}
 
+	hooks, err := m.removeHooks(env, opts.Force)
+	if err != nil {
+		return nil, err
+	}
+	dirtyRefusal := func() error {
+		if changes, err := lk.Status(ctx, wt.Path); err != nil || changes.Dirty() {
+			if err != nil {
+				return err
+			}
+			return refuse("it has %s files; commit or stash them, or run %s to discard them", changes, forceHint)
+		}
+		return nil
+	}
+	if env.Live() && len(hooks.PreRemove) > 0 {
+		// The hook runs only once nothing can refuse the removal.
+		if removeTree && !opts.Force {
+			if err := dirtyRefusal(); err != nil {
+				return nil, err
+			}
+		}
+		if err := m.runCommands(ctx, env, env.Path, "hooks.pre_remove", hooks.PreRemove); err != nil {
+			if !opts.Force {
+				return nil, refuse("%v; fix it, or run %s to remove anyway", err, forceHint)
+			}
+			m.warnf("%v; removing anyway (--force)", err)
+		}
+	}
 	if removeTree {
 		if err := providers[policy.Mode(env.Mode)].remove(ctx, lk, env, opts.Force); err != nil {
-			if changes, serr := lk.Status(ctx, wt.Path); serr == nil && changes.Dirty() {
-				return nil, refuse("it has %s files; commit or stash them, or run %s to discard them", changes, forceHint)
+			if rerr := dirtyRefusal(); rerr != nil {
+				return nil, rerr
 			}
 			return nil, err
 		}
@@ -126,8 +153,41 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 		if res.DroppedLinks, err = m.Store.Destroy(ctx, env, "removed", detail); err != nil {
 			return nil, err
 		}
+		if err := m.runCommands(ctx, env, m.Git.MainRoot(), "hooks.post_remove", hooks.PostRemove); err != nil {
+			m.warnf("%s was removed, but %v", identity, err)
+			if err := m.Store.Record(ctx, env, "skipped", "post_remove: "+err.Error()); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return res, nil
+}
+
+// removeHooks returns the lifecycle hooks a removal runs: none when the
+// policy's commands are not approved (with a warning when it has some).
+// An invalid policy stops the removal, since its hooks cannot be known,
+// unless force.
+func (m *Manager) removeHooks(env *state.Env, force bool) (policy.Hooks, error) {
+	pol, err := m.Policy(m.Git.MainRoot())
+	if err != nil {
+		if !force {
+			return policy.Hooks{}, fmt.Errorf("%w; its pre_remove hooks cannot be known: fix it, or run `git apex remove --force %s`", err, env.Identity)
+		}
+		m.warnf("%v; removing without its hooks (--force)", err)
+		return policy.Hooks{}, nil
+	}
+	hooks := policy.Hooks{PreRemove: pol.Hooks.PreRemove, PostRemove: pol.Hooks.PostRemove}
+	if len(hooks.PreRemove)+len(hooks.PostRemove) == 0 {
+		return hooks, nil
+	}
+	trusted, host, err := m.trustedSettings(pol)
+	if err != nil || !trusted {
+		if err == nil {
+			m.warnUntrusted(host)
+		}
+		return policy.Hooks{}, err
+	}
+	return hooks, nil
 }
 
 // checkBranchHeld fails when the env's branch has commits that neither

@@ -47,7 +47,16 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 	if err != nil {
 		return nil, err
 	}
+	res, err := m.startLocked(ctx, p)
+	if err != nil || res.Reused || res.Adopted {
+		return res, err
+	}
+	return res, m.prepare(ctx, res.Env, p)
+}
 
+// startLocked finds or makes the planned env under the repository lock.
+func (m *Manager) startLocked(ctx context.Context, p *plan) (*StartResult, error) {
+	id := p.id.String()
 	lk, err := m.Git.Lock(ctx)
 	if err != nil {
 		return nil, err
@@ -74,6 +83,9 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 		}
 	}
 	if err := m.check(ctx, p, worktrees, refs); err != nil {
+		return nil, err
+	}
+	if err := m.makeRoom(ctx, lk, p); err != nil {
 		return nil, err
 	}
 	return m.create(ctx, lk, p)

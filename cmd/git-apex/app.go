@@ -54,6 +54,7 @@ func newApp() *cli.App {
 			closeCommand(),
 			finishCommand(),
 			logCommand(),
+			trustCommand(),
 			manCommand(),
 		},
 		Action: func(c *cli.Context) error {

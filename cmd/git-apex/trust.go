@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/isolation"
+)
+
+func trustCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "trust",
+		Usage:     "approve what the policy runs on or exposes from the host",
+		UsageText: "git apex trust [--revoke]",
+		Description: "Setup commands, lifecycle hooks, container volumes and copy globs that leave the checkout are " +
+			"not used until this command approves them. Running it is the approval: it asks nothing. The approval " +
+			"covers exactly the current settings, for this repository where it is; any change needs it again.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "revoke", Usage: "withdraw the approval"},
+		},
+		Action: func(c *cli.Context) error {
+			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
+				return err
+			}
+			return withManager(c, func(m *isolation.Manager) error {
+				host, had, err := m.Trust(c.Bool("revoke"))
+				switch {
+				case err != nil:
+					return err
+				case c.Bool("revoke") && had:
+					note(c, "withdrew the approval of this repository's policy")
+				case c.Bool("revoke"):
+					note(c, "this repository's policy had no approval")
+				case host.Empty():
+					note(c, "the policy runs nothing on the host and exposes nothing from it: nothing to approve")
+				default:
+					note(c, "approved for this repository:\n  %s", strings.Join(host.Lines(), "\n  "))
+				}
+				return nil
+			})
+		},
+	}
+}

@@ -1,0 +1,111 @@
+package isolation
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/git-apex/git-apex/policy"
+)
+
+// copyFiles copies what the [worktree].copy globs match in the main
+// checkout into a new env: files, whole directories, and symlinks as
+// links. A match inside the checkout keeps its relative path; a glob that
+// leaves the checkout (used only when trusted) lands at the top of the
+// env under its base name. Nothing that exists in the env, a tracked
+// file say, is ever overwritten, and a glob that matches nothing is fine.
+func (m *Manager) copyFiles(mainRoot, envPath string, globs []string, trusted bool) error {
+	for _, glob := range globs {
+		outside := policy.LeavesCheckout(glob)
+		if outside && !trusted {
+			continue
+		}
+		pattern := glob
+		if !filepath.IsAbs(pattern) {
+			pattern = filepath.Join(mainRoot, glob)
+		}
+		matches, err := filepath.Glob(pattern)
+		if err != nil {
+			return fmt.Errorf("worktree.copy %q: %w", glob, err)
+		}
+		for _, src := range matches {
+			rel := filepath.Base(src)
+			if !outside {
+				rel, _ = filepath.Rel(mainRoot, src)
+			}
+			if rel == ".git" || within(filepath.Join(mainRoot, rel), filepath.Join(mainRoot, ".git")) {
+				continue
+			}
+			dst := filepath.Join(envPath, rel)
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if err := copyTree(src, dst); err != nil {
+				return fmt.Errorf("worktree.copy %q: %w", glob, err)
+			}
+		}
+	}
+	return nil
+}
+
+// copyTree copies src to dst without overwriting anything: an existing
+// file or link is left alone, an existing directory is filled in.
+func copyTree(src, dst string) error {
+	info, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	existing, err := os.Lstat(dst)
+	if err == nil && !(info.IsDir() && existing.IsDir()) {
+		return nil
+	}
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	case info.IsDir():
+		if err := os.Mkdir(dst, info.Mode().Perm()|0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		entries, err := os.ReadDir(src)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+				return err
+			}
+		}
+		return nil
+	case info.Mode().IsRegular():
+		return copyFile(src, dst, info)
+	}
+	return nil // sockets, devices and pipes are not copied
+}
+
+// copyFile copies a regular file with its mode and times. File.ReadFrom
+// uses copy_file_range, which clones the data on file systems that can.
+func copyFile(src, dst string, info fs.FileInfo) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := out.ReadFrom(in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chtimes(dst, info.ModTime(), info.ModTime())
+}
