@@ -55,6 +55,8 @@ func newApp() *cli.App {
 			finishCommand(),
 			logCommand(),
 			trustCommand(),
+			cdCommand(),
+			shellInitCommand(),
 			manCommand(),
 		},
 		Action: func(c *cli.Context) error {

@@ -23,6 +23,7 @@ func startCommand() *cli.Command {
 			&cli.BoolFlag{Name: "detach", Usage: "check out the start commit with no branch (for reviews)"},
 			&cli.StringFlag{Name: "parent", Usage: "work in the environment of `IDENTITY`, as its sub-task"},
 			&cli.BoolFlag{Name: "json", Usage: "print the environment as JSON"},
+			&cli.BoolFlag{Name: "cd", Usage: "change the shell's directory to it (needs `git apex shell-init`)"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := positional(c, 1, 2, "<workflow> <name> or <identity>")
@@ -37,6 +38,9 @@ func startCommand() *cli.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if c.Bool("cd") && c.Bool("json") {
+				return usageError(c, "--cd and --json do not go together: --cd needs the path alone on stdout")
 			}
 			req := isolation.StartRequest{Identity: id, From: c.String("from"), Branch: c.String("branch"),
 				Strict: c.Bool("strict"), Detach: c.Bool("detach"), Parent: c.String("parent")}
