@@ -78,6 +78,7 @@ func (m *Manager) startLocked(ctx context.Context, p *plan) (*StartResult, error
 			return m.reuse(ctx, id)
 		}
 		m.notef("recreating %s", id)
+		p.recreate = true
 		if worktrees, refs, err = inspect(ctx, lk, p.refNames()); err != nil {
 			return nil, err
 		}
@@ -165,6 +166,7 @@ type plan struct {
 	mainRoot     string
 	main         gitx.Worktree  // the main checkout as check found it
 	adopt        *gitx.Worktree // an existing worktree on the branch, to record as the env
+	recreate     bool           // the identity's env was deleted by hand and is made again
 }
 
 // plan resolves what the policy says for a start; it runs no git.
@@ -343,7 +345,11 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartR
 	prov := providers[p.mode]
 	undo, err := prov.create(ctx, lk, p)
 	if err == nil {
-		err = m.Store.Create(ctx, env, "created", fmt.Sprintf("%s at %s from %s", p.mode, p.path, short(p.start)))
+		kind := "created"
+		if p.recreate {
+			kind = "recreated"
+		}
+		err = m.Store.Create(ctx, env, kind, fmt.Sprintf("%s at %s from %s", p.mode, p.path, short(p.start)))
 		if errors.Is(err, state.ErrBranchTaken) || errors.Is(err, state.ErrIdentityTaken) {
 			err = exitcode.New(exitcode.Refused, "cannot record %s: %v", env.Identity, err)
 		}
