@@ -3,37 +3,19 @@ package gitx
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx/gittest"
 )
 
-// newRepo makes a repository with one commit in a directory whose name
-// has a space, and returns its path.
-func newRepo(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "a repo")
-	git(t, "", "init", "-q", "-b", "main", dir)
-	git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
-	return dir
-}
-
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir(),
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+var (
+	git     = gittest.Git
+	newRepo = gittest.NewRepo
+)
 
 func TestOpen(t *testing.T) {
 	ctx := context.Background()

@@ -102,15 +102,11 @@ type Ending struct {
 // marked closed. When no identity still uses the env, it is removed if
 // that is safe, else kept as preserved with the reason.
 func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string) (*Ending, error) {
-	lk, err := m.Git.Lock(ctx)
+	lk, env, link, err := m.lockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
 	}
 	defer lk.Unlock()
-	env, link, err := m.resolve(ctx, identity)
-	if err != nil {
-		return nil, err
-	}
 	if link != nil {
 		err = m.Store.RemoveLink(ctx, link, "closed")
 	} else {
@@ -150,15 +146,11 @@ func (m *Manager) Finish(ctx context.Context, identity string, failed bool, cwd 
 	if err != nil {
 		return nil, err
 	}
-	lk, err := m.Git.Lock(ctx)
+	lk, env, _, err := m.lockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
 	}
 	defer lk.Unlock()
-	env, _, err := m.resolve(ctx, identity)
-	if err != nil {
-		return nil, err
-	}
 	switch {
 	case failed && pol.Worktree.PreserveOnFailure:
 		return &Ending{Env: env, Preserved: "finished with failure"}, m.preserve(ctx, env, "finished with failure")

@@ -106,6 +106,24 @@ func (m *Manager) resolve(ctx context.Context, identity string) (*state.Env, *st
 	return env, link, nil
 }
 
+// lockedEnv takes the repository lock and resolves identity under it.
+// The caller unlocks lk when err is nil.
+func (m *Manager) lockedEnv(ctx context.Context, identity string) (*gitx.Locked, *state.Env, *state.Link, error) {
+	if _, err := policy.ParseIdentity(identity); err != nil {
+		return nil, nil, nil, err
+	}
+	lk, err := m.Git.Lock(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	env, link, err := m.resolve(ctx, identity)
+	if err != nil {
+		lk.Unlock()
+		return nil, nil, nil, err
+	}
+	return lk, env, link, nil
+}
+
 // exists reports whether path exists.
 func exists(path string) bool {
 	_, err := os.Lstat(path)

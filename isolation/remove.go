@@ -35,18 +35,11 @@ type RemoveResult struct {
 // found nowhere else. The branch is kept unless DeleteBranch. A shared
 // env is only marked destroyed; the main checkout is never touched.
 func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOptions) (*RemoveResult, error) {
-	if _, err := policy.ParseIdentity(identity); err != nil {
-		return nil, err
-	}
-	lk, err := m.Git.Lock(ctx)
+	lk, env, _, err := m.lockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
 	}
 	defer lk.Unlock()
-	env, _, err := m.resolve(ctx, identity)
-	if err != nil {
-		return nil, err
-	}
 	return m.remove(ctx, lk, env, opts)
 }
 

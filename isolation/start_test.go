@@ -4,35 +4,22 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/git-apex/git-apex/gitx/gittest"
 	"github.com/git-apex/git-apex/policy"
 )
 
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir(),
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+var git = gittest.Git
 
 // TestStartInterruptedLeavesNothing cancels a start while git is checking
 // out (a post-checkout hook holds it there), as Ctrl-C does, and checks
 // that no branch, directory, worktree entry or row is left.
 func TestStartInterruptedLeavesNothing(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "repo")
-	git(t, "", "init", "-q", "-b", "main", dir)
-	git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	dir := gittest.NewRepo(t)
 	marker := filepath.Join(t.TempDir(), "checking-out")
 	hook := "#!/bin/sh\ntouch '" + marker + "'\nsleep 300\n"
 	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "post-checkout"), []byte(hook), 0o755); err != nil {
@@ -71,7 +58,7 @@ func TestStartInterruptedLeavesNothing(t *testing.T) {
 	if !exists(marker) {
 		t.Fatal("the hook never ran: the test did not interrupt a checkout")
 	}
-	if exists(filepath.Join(filepath.Dir(dir), "repo.worktrees")) {
+	if exists(dir + ".worktrees") {
 		t.Error("worktree directory left behind")
 	}
 	if out := git(t, dir, "branch", "--list", "x"); out != "" {
