@@ -3,7 +3,9 @@ package gitx
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Merge reasons: why a branch's work counts as being in its base.
@@ -143,4 +145,75 @@ func (r *Repo) BaseRef(ctx context.Context, base string) (string, error) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// Branch is a local branch's tip and when it was last committed to.
+type Branch struct {
+	Tip       string
+	Committed time.Time
+}
+
+// Branches returns every local branch, in one git call.
+func (r *Repo) Branches(ctx context.Context) (map[string]Branch, error) {
+	out, err := r.Read(ctx, r.CommonDir, "for-each-ref", "--format=%(refname:short)%00%(objectname)%00%(committerdate:unix)", "refs/heads/")
+	if err != nil {
+		return nil, err
+	}
+	branches := make(map[string]Branch)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, "\x00")
+		if len(f) == 3 {
+			unix, _ := strconv.ParseInt(f[2], 10, 64)
+			branches[f[0]] = Branch{Tip: f[1], Committed: time.Unix(unix, 0)}
+		}
+	}
+	return branches, nil
+}
+
+// TouchedPaths returns, for each (from, to) pair of commits, the paths
+// that differ between them, in one git call. Paths are as git prints
+// them (quoted when unusual), so they compare with ChangedPaths'.
+func (r *Repo) TouchedPaths(ctx context.Context, pairs [][2]string) ([][]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	var in strings.Builder
+	for _, p := range pairs {
+		in.WriteString(p[0] + " " + p[1] + "\n")
+	}
+	// --always prints a header for every pair, even one with no change; a
+	// header starting with NUL cannot be mistaken for a path.
+	out, err := run(ctx, command{dir: r.CommonDir, readOnly: true, stdin: in.String(),
+		args: []string{"diff-tree", "--stdin", "--always", "-r", "--name-only", "--format=%x00pair"}})
+	if err != nil {
+		return nil, err
+	}
+	touched := make([][]string, 0, len(pairs))
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case line == "\x00pair":
+			touched = append(touched, nil)
+		case line != "" && len(touched) > 0:
+			touched[len(touched)-1] = append(touched[len(touched)-1], line)
+		}
+	}
+	if len(touched) != len(pairs) {
+		return nil, errors.New("cannot read git diff-tree --stdin output: it does not match its input")
+	}
+	return touched, nil
+}
+
+// ChangedPaths returns the paths that differ between two commits.
+func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, error) {
+	out, err := r.Read(ctx, r.CommonDir, "diff", "--name-only", "--no-renames", from, to)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" {
+			paths = append(paths, line)
+		}
+	}
+	return paths, nil
 }

@@ -56,3 +56,21 @@ func (s *Store) Events(ctx context.Context, identity string, envID int64) ([]Eve
 	}
 	return events, rows.Err()
 }
+
+// LastActivity returns, for every env, when its latest event happened.
+func (s *Store) LastActivity(ctx context.Context) (map[int64]time.Time, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT env_id, max(at) FROM events WHERE env_id IS NOT NULL GROUP BY env_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	last := make(map[int64]time.Time)
+	for rows.Next() {
+		var id, at int64
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, err
+		}
+		last[id] = time.UnixMilli(at)
+	}
+	return last, rows.Err()
+}

@@ -55,6 +55,8 @@ func newApp() *cli.App {
 			finishCommand(),
 			logCommand(),
 			trustCommand(),
+			hooksCommand(),
+			hookCommand(),
 			cdCommand(),
 			shellInitCommand(),
 			manCommand(),
@@ -73,6 +75,9 @@ func newApp() *cli.App {
 	app.OnUsageError = onUsageError
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = onUsageError
+		for _, sub := range cmd.Subcommands {
+			sub.OnUsageError = onUsageError
+		}
 	}
 	return app
 }

@@ -1,0 +1,72 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/git-apex/git-apex/isolation"
+)
+
+// Handle is what `git apex hook <name> [args...]` runs, from the hooks
+// Install writes. It removes the environments whose branches are now
+// merged, when [worktree].cleanup_on_merge, and says in one line each
+// what it removed and, when anything was merged, what it kept and why.
+// It never fails: an error is one line on stderr, and git's command
+// goes on. It does nothing when SkipVar is set, and sets it for anything
+// it runs.
+func Handle(ctx context.Context, name string, args []string, stderr io.Writer) {
+	if os.Getenv(SkipVar) == "1" {
+		return
+	}
+	os.Setenv(SkipVar, "1")
+	if err := handle(ctx, name, args, stderr); err != nil {
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		fmt.Fprintf(stderr, "git-apex: %s hook: %s\n", name, msg)
+	}
+}
+
+func handle(ctx context.Context, name string, args []string, stderr io.Writer) error {
+	switch name {
+	case "post-merge":
+	case "post-rewrite":
+		if len(args) > 0 && args[0] != "rebase" {
+			return nil // an amend merges nothing
+		}
+	default:
+		return fmt.Errorf("unknown hook (git-apex handles %s)", strings.Join(Names, " and "))
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	m, err := isolation.Open(ctx, cwd, isolation.Options{Stderr: stderr})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	items, err := m.SweepMerged(ctx, cwd)
+	if err != nil {
+		return err
+	}
+	merged := false
+	for _, it := range items {
+		merged = merged || it.Merged
+	}
+	if !merged {
+		return nil
+	}
+	for _, it := range items {
+		switch {
+		case it.Removed && it.BranchDeleted:
+			fmt.Fprintf(stderr, "git-apex: removed %s and its branch %s: %s\n", it.Env.Identity, it.Env.Branch, it.Why)
+		case it.Removed:
+			fmt.Fprintf(stderr, "git-apex: removed %s: %s\n", it.Env.Identity, it.Why)
+		default:
+			fmt.Fprintf(stderr, "git-apex: kept %s: %s\n", it.Env.Identity, it.Kept)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+package isolation
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
+)
+
+// SweepOptions say what Sweep removes.
+type SweepOptions struct {
+	Merged    bool          // envs whose branch is merged into their base
+	OlderThan time.Duration // envs inactive for longer than this; 0: none
+	Since     string        // the commit a merge started from: narrows the merged checks (hooks)
+	DryRun    bool          // say what would be done, change nothing
+	Cwd       string        // the env holding this directory is kept
+}
+
+// SweepItem is what Sweep did, or would do, with one env.
+type SweepItem struct {
+	Env           *state.Env
+	Removed       bool   // removed (with DryRun: would be)
+	Why           string // why it was chosen: the merged reason, or how long inactive
+	Merged        bool   // chosen because merged
+	Kept          string // why it was kept
+	BranchDeleted bool
+}
+
+// Sweep removes the live envs that are merged or inactive, oldest first,
+// each only if Remove would (no force), deleting merged branches when
+// [worktree].delete_merged_branches. It returns an item for every live
+// env it looked at, with what it did and why.
+func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, error) {
+	pol, err := m.Policy(m.Git.MainRoot())
+	if err != nil {
+		return nil, err
+	}
+	lk, err := m.Git.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	envs, err := m.Store.Envs(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	var items []SweepItem
+	var present []*state.Env
+	for _, e := range envs {
+		if e.Mode != string(policy.Shared) && !exists(e.Path) {
+			if !opts.DryRun {
+				worktrees, err := lk.Worktrees(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if _, _, err := m.heal(ctx, lk, e, worktrees); err != nil {
+					return nil, err
+				}
+			}
+			items = append(items, SweepItem{Env: e, Kept: "its worktree is gone: marked destroyed"})
+			continue
+		}
+		present = append(present, e)
+	}
+	branches, err := m.Git.Branches(ctx)
+	if err != nil {
+		return nil, err
+	}
+	merged := map[int64]mergeStatus{}
+	if opts.Merged {
+		if merged, err = m.mergedEnvs(ctx, present, branches, opts.Since); err != nil {
+			return nil, err
+		}
+	}
+	var activity map[int64]time.Time
+	if opts.OlderThan > 0 {
+		if activity, err = m.Store.LastActivity(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range present {
+		item := SweepItem{Env: e}
+		st := merged[e.ID]
+		switch {
+		case st.Merged():
+			item.Why, item.Merged = st.Reason, true
+		case opts.OlderThan > 0:
+			last := maxTime(e.UpdatedAt, activity[e.ID], branches[e.Branch].Committed)
+			if idle := time.Since(last); idle > opts.OlderThan {
+				item.Why = "inactive for " + roundDuration(idle)
+			} else {
+				item.Kept = "active " + roundDuration(idle) + " ago"
+			}
+		default:
+			item.Kept = st.Kept
+		}
+		if item.Why != "" {
+			m.sweepOne(ctx, lk, &item, opts, item.Merged && pol.Worktree.DeleteMergedBranches)
+		}
+		items = append(items, item)
+	}
+	return items, nil
+}
+
+// sweepOne removes one chosen env, or records why it stays.
+func (m *Manager) sweepOne(ctx context.Context, lk *gitx.Locked, item *SweepItem, opts SweepOptions, deleteBranch bool) {
+	if opts.DryRun {
+		item.Removed = true
+		return
+	}
+	res, err := m.remove(ctx, lk, item.Env, RemoveOptions{Cwd: opts.Cwd, DeleteBranch: deleteBranch})
+	if err == nil {
+		item.Removed, item.BranchDeleted = true, res.BranchDeleted
+		return
+	}
+	item.Kept = strings.TrimPrefix(err.Error(), "cannot remove "+item.Env.Identity+": ")
+	if rerr := m.Store.Record(ctx, item.Env, "skipped", fmt.Sprintf("%s, but kept: %s", item.Why, item.Kept)); rerr != nil {
+		item.Kept += "; " + rerr.Error()
+	}
+}
+
+func maxTime(ts ...time.Time) time.Time {
+	var latest time.Time
+	for _, t := range ts {
+		if t.After(latest) {
+			latest = t
+		}
+	}
+	return latest
+}
+
+// roundDuration prints a duration in its largest whole unit.
+func roundDuration(d time.Duration) string {
+	switch {
+	case d >= 24*time.Hour:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%ds", int(d.Seconds()))
+}
+
+// SweepMerged is what the git hooks run after a merge or a rebase in the
+// worktree at cwd: a Sweep of merged envs narrowed to what the merge
+// brought in (since ORIG_HEAD), when [worktree].cleanup_on_merge. It
+// keeps the env holding cwd.
+func (m *Manager) SweepMerged(ctx context.Context, cwd string) ([]SweepItem, error) {
+	pol, err := m.Policy(m.Git.MainRoot())
+	if err != nil || !pol.Worktree.CleanupOnMerge {
+		return nil, err
+	}
+	since, err := m.Git.Commit(ctx, "ORIG_HEAD")
+	if err != nil {
+		since = "" // no ORIG_HEAD: check every env with commits of its own
+	}
+	return m.Sweep(ctx, SweepOptions{Merged: true, Since: since, Cwd: cwd})
+}
