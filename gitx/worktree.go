@@ -107,8 +107,10 @@ type Locked struct {
 }
 
 // Lock takes the repository lock, waiting for other git-apex processes
-// until ctx ends. It is an advisory flock on <common dir>/apex/repo.lock,
-// released by Unlock or when the process exits.
+// (and other goroutines) until ctx ends. It is an advisory flock on
+// <common dir>/apex/repo.lock, released by Unlock or when the process
+// exits. It is not reentrant: code that holds it passes the *Locked on,
+// and never calls Lock again until it has unlocked.
 func (r *Repo) Lock(ctx context.Context) (*Locked, error) {
 	if err := os.MkdirAll(r.ApexDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %w", r.ApexDir(), err)
@@ -199,5 +201,12 @@ func (l *Locked) Switch(ctx context.Context, dir, branch string, newBranch bool,
 // (commit is held elsewhere) even if someone else made the branch.
 func (l *Locked) DeleteBranchAt(ctx context.Context, branch, commit string) error {
 	_, err := l.Run(ctx, l.CommonDir, "update-ref", "-d", "refs/heads/"+branch, commit)
+	return err
+}
+
+// Prune removes git's registrations of worktrees whose directory is gone
+// (locked ones excepted, as git does).
+func (l *Locked) Prune(ctx context.Context) error {
+	_, err := l.Run(ctx, l.CommonDir, "worktree", "prune")
 	return err
 }

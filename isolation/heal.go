@@ -66,12 +66,13 @@ func droppedNote(aliases []string) string {
 	return "; dropped its links " + strings.Join(aliases, ", ")
 }
 
-// healAll heals every live env against one worktree listing, taking the
-// repository lock only when an env turns out to be gone.
-func (m *Manager) healAll(ctx context.Context, envs []*state.Env, worktrees []gitx.Worktree) error {
-	var lk *gitx.Locked
+// healAll heals every live env against one worktree listing. Given the
+// repository lock as held (nil when not), it takes the lock itself only
+// when an env turns out to be gone: the lock is not reentrant.
+func (m *Manager) healAll(ctx context.Context, held *gitx.Locked, envs []*state.Env, worktrees []gitx.Worktree) error {
+	lk := held
 	defer func() {
-		if lk != nil {
+		if lk != nil && lk != held {
 			lk.Unlock()
 		}
 	}()

@@ -24,7 +24,7 @@ func (m *Manager) List(ctx context.Context, all bool) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.healAll(ctx, envs, worktrees); err != nil {
+	if err := m.healAll(ctx, nil, envs, worktrees); err != nil {
 		return nil, err
 	}
 	links, err := m.Store.Links(ctx)
@@ -54,7 +54,7 @@ func (m *Manager) Path(ctx context.Context, identity string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := m.healAll(ctx, []*state.Env{env}, worktrees); err != nil {
+	if err := m.healAll(ctx, nil, []*state.Env{env}, worktrees); err != nil {
 		return "", err
 	}
 	if !env.Live() {

@@ -48,15 +48,15 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 	if err != nil {
 		return nil, err
 	}
+	worktrees, err := lk.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var items []SweepItem
 	var present []*state.Env
 	for _, e := range envs {
 		if e.Mode != string(policy.Shared) && !exists(e.Path) {
 			if !opts.DryRun {
-				worktrees, err := lk.Worktrees(ctx)
-				if err != nil {
-					return nil, err
-				}
 				if _, _, err := m.heal(ctx, lk, e, worktrees); err != nil {
 					return nil, err
 				}
@@ -99,17 +99,19 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 			item.Kept = st.Kept
 		}
 		if item.Why != "" {
-			m.sweepOne(ctx, lk, &item, opts, item.Merged && pol.Worktree.DeleteMergedBranches)
+			m.sweepOne(ctx, lk, &item, opts, item.Merged && pol.Worktree.DeleteMergedBranches, worktrees)
 		}
 		items = append(items, item)
 	}
 	return items, nil
 }
 
-// sweepOne removes one chosen env, or records why it stays.
-func (m *Manager) sweepOne(ctx context.Context, lk *gitx.Locked, item *SweepItem, opts SweepOptions, deleteBranch bool) {
+// sweepOne removes one chosen env, or records why it stays. A dry run
+// checks what would stop the removal without changing anything.
+func (m *Manager) sweepOne(ctx context.Context, lk *gitx.Locked, item *SweepItem, opts SweepOptions, deleteBranch bool, worktrees []gitx.Worktree) {
 	if opts.DryRun {
-		item.Removed = true
+		item.Kept = m.wouldKeep(ctx, lk, item.Env, worktrees, opts.Cwd)
+		item.Removed = item.Kept == ""
 		return
 	}
 	res, err := m.remove(ctx, lk, item.Env, RemoveOptions{Cwd: opts.Cwd, DeleteBranch: deleteBranch})
@@ -121,6 +123,27 @@ func (m *Manager) sweepOne(ctx context.Context, lk *gitx.Locked, item *SweepItem
 	if rerr := m.Store.Record(ctx, item.Env, "skipped", fmt.Sprintf("%s, but kept: %s", item.Why, item.Kept)); rerr != nil {
 		item.Kept += "; " + rerr.Error()
 	}
+}
+
+// wouldKeep says why a removal would be refused (a locked worktree, the
+// caller's directory, uncommitted work), or "".
+func (m *Manager) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.Env, worktrees []gitx.Worktree, cwd string) string {
+	wt, ok := gitx.FindWorktree(worktrees, env.Path)
+	switch {
+	case env.Mode == string(policy.Shared) || !ok:
+		return ""
+	case wt.Locked:
+		return "its worktree is locked (" + lockReason(wt) + ")"
+	case cwd != "" && within(cwd, wt.Path):
+		return "your current directory is inside it"
+	}
+	if changes, err := lk.Status(ctx, wt.Path); err != nil || changes.Dirty() {
+		if err != nil {
+			return err.Error()
+		}
+		return "it has " + changes.String() + " files"
+	}
+	return ""
 }
 
 func maxTime(ts ...time.Time) time.Time {

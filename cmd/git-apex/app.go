@@ -55,6 +55,7 @@ func newApp() *cli.App {
 			finishCommand(),
 			logCommand(),
 			trustCommand(),
+			gcCommand(),
 			hooksCommand(),
 			hookCommand(),
 			cdCommand(),

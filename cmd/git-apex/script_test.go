@@ -1,12 +1,14 @@
 package main
 
 import (
+	"database/sql"
 	"errors"
 	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -27,8 +29,42 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
 		Setup:               setupScript,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exits": cmdExits},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"exits":    cmdExits,
+			"backdate": cmdBackdate,
+		},
 	})
+}
+
+// cmdBackdate moves an env's record and events back in time, in the real
+// state database of the repository in the current directory, so that
+// staleness can be tested without waiting a week:
+//
+//	backdate feature-x 10
+func cmdBackdate(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: backdate IDENTITY DAYS")
+	}
+	days, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("backdate: bad days %q", args[1])
+	}
+	db, err := sql.Open("sqlite3", filepath.Join(ts.MkAbs(".git"), "apex", "state.db"))
+	ts.Check(err)
+	defer db.Close()
+	shift := int64(days) * 24 * 3600 * 1000
+	for _, q := range []string{
+		`UPDATE events SET at = at - ? WHERE env_id IN (SELECT id FROM envs WHERE identity = ?)`,
+		`UPDATE envs SET created_at = created_at - ?, updated_at = updated_at - ? WHERE identity = ?`,
+	} {
+		var err error
+		if strings.Count(q, "?") == 2 {
+			_, err = db.Exec(q, shift, args[0])
+		} else {
+			_, err = db.Exec(q, shift, shift, args[0])
+		}
+		ts.Check(err)
+	}
 }
 
 // cmdExits runs a command and fails unless it exits with the given code:

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/policy"
+)
+
+func gcCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "gc",
+		Usage:     "remove merged and inactive environments; find and repair orphans",
+		UsageText: "git apex gc [--merged] [--older-than DURATION] [--orphans] [--dry-run] [--force] [--json]",
+		Description: "Without --merged, --older-than or --orphans: --merged and --older-than [worktree].stale_after. " +
+			"Environments are removed only when `git apex remove` would (never with uncommitted work); a merged " +
+			"environment's branch is deleted when [worktree].delete_merged_branches. Inactive means no commit and no " +
+			"git-apex use for the duration. --orphans lists worktrees under the environment root that git-apex does not " +
+			"know (--force adopts them), marks environments whose worktree is gone destroyed, and prunes git's " +
+			"registrations of deleted worktrees. Locked worktrees are kept, with their reason.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "merged", Usage: "remove environments whose branch is merged into its base"},
+			&cli.StringFlag{Name: "older-than", Usage: "remove environments inactive for longer than `DURATION` (30m, 12h, 7d, 2w)"},
+			&cli.BoolFlag{Name: "orphans", Usage: "find what git and git-apex disagree on"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be done; change nothing"},
+			&cli.BoolFlag{Name: "force", Usage: "with --orphans, adopt unknown worktrees"},
+			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
+		},
+		Action: func(c *cli.Context) error {
+			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
+				return err
+			}
+			opts := isolation.GCOptions{Merged: c.Bool("merged"), Orphans: c.Bool("orphans"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
+			if s := c.String("older-than"); s != "" {
+				d, err := policy.ParseDuration(s)
+				if err != nil || d == 0 {
+					return usageError(c, "--older-than %q: use a positive duration like 30m, 12h, 7d or 2w", s)
+				}
+				opts.OlderThan = d
+			}
+			opts.Cwd, _ = os.Getwd()
+			return withManager(c, func(m *isolation.Manager) error {
+				items, err := m.GC(c.Context, opts)
+				if err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					if items == nil {
+						items = []isolation.GCItem{}
+					}
+					return printJSON(c, items)
+				}
+				if len(items) == 0 {
+					note(c, "nothing to do")
+					return nil
+				}
+				w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "ACTION\tTARGET\tREASON")
+				for _, it := range items {
+					fmt.Fprintf(w, "%s\t%s\t%s\n", it.Action, it.Target, it.Reason)
+				}
+				return w.Flush()
+			})
+		},
+	}
+}

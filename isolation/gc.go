@@ -1,0 +1,176 @@
+package isolation
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
+)
+
+// GCOptions are the flags of `git apex gc`. With neither Merged nor
+// OlderThan nor Orphans set, gc does Merged and OlderThan stale_after.
+type GCOptions struct {
+	Merged    bool
+	OlderThan time.Duration
+	Orphans   bool
+	DryRun    bool
+	Force     bool // adopt unknown worktrees (only with Orphans)
+	Cwd       string
+}
+
+// GCItem is one line of gc's report.
+type GCItem struct {
+	Action string `json:"action"` // removed, would remove, kept, pruned, would prune, adopted, found
+	Target string `json:"target"` // an identity, or a worktree path
+	Reason string `json:"reason"`
+}
+
+// GC removes merged and inactive envs and, with Orphans, reports and
+// repairs what git and the state disagree on.
+func (m *Manager) GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
+	pol, err := m.Policy(m.Git.MainRoot())
+	if err != nil {
+		return nil, err
+	}
+	if !opts.Merged && opts.OlderThan == 0 && !opts.Orphans {
+		opts.Merged, opts.OlderThan = true, time.Duration(pol.Worktree.StaleAfter)
+	}
+	var items []GCItem
+	if opts.Merged || opts.OlderThan > 0 {
+		swept, err := m.Sweep(ctx, SweepOptions{Merged: opts.Merged, OlderThan: opts.OlderThan, DryRun: opts.DryRun, Cwd: opts.Cwd})
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range swept {
+			items = append(items, sweepReport(it, opts.DryRun))
+		}
+	}
+	if opts.Orphans {
+		orphans, err := m.orphans(ctx, pol, opts)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, orphans...)
+	}
+	return items, nil
+}
+
+func sweepReport(it SweepItem, dryRun bool) GCItem {
+	item := GCItem{Target: it.Env.Identity, Action: "kept", Reason: it.Kept}
+	if it.Removed {
+		item.Action, item.Reason = "removed", it.Why
+		if dryRun {
+			item.Action = "would remove"
+		}
+		if it.BranchDeleted {
+			item.Reason += "; deleted branch " + it.Env.Branch
+		}
+	} else if it.Why != "" {
+		item.Reason = it.Why + ", but " + it.Kept
+	}
+	return item
+}
+
+// orphans finds worktrees under the env root that git-apex does not know
+// (adopted with Force when their directory is a valid identity), and git
+// registrations whose directory is gone (pruned). Locked worktrees are
+// reported with their reason and never touched.
+func (m *Manager) orphans(ctx context.Context, pol *policy.Policy, opts GCOptions) ([]GCItem, error) {
+	lk, err := m.Git.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	worktrees, err := lk.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	envs, err := m.Store.Envs(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.DryRun {
+		if err := m.healAll(ctx, lk, envs, worktrees); err != nil {
+			return nil, err
+		}
+	}
+	known := map[string]bool{}
+	for _, e := range envs {
+		if e.Live() {
+			known[realPath(e.Path)] = true
+		}
+	}
+	root := envRoot(pol, m.Git.MainRoot())
+	var items []GCItem
+	prunable := false
+	for _, wt := range worktrees[1:] {
+		switch {
+		case wt.Prunable && wt.Locked:
+			items = append(items, GCItem{Action: "kept", Target: wt.Path, Reason: "directory gone, but locked: " + lockReason(wt)})
+		case wt.Prunable:
+			prunable = true
+			items = append(items, GCItem{Action: pick(opts.DryRun, "would prune", "pruned"), Target: wt.Path, Reason: "git's registration of a deleted worktree"})
+		case known[realPath(wt.Path)] || !within(wt.Path, root):
+		case wt.Locked:
+			items = append(items, GCItem{Action: "kept", Target: wt.Path, Reason: "unknown worktree, locked: " + lockReason(wt)})
+		default:
+			items = append(items, m.unknownWorktree(ctx, wt, worktrees[0].Branch, opts))
+		}
+	}
+	if prunable && !opts.DryRun {
+		if err := lk.Prune(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+// unknownWorktree reports, or with Force adopts, a worktree under the env
+// root that no env records.
+func (m *Manager) unknownWorktree(ctx context.Context, wt gitx.Worktree, base string, opts GCOptions) GCItem {
+	item := GCItem{Action: "found", Target: wt.Path, Reason: "a worktree git-apex does not know; `git apex gc --orphans --force` adopts it"}
+	id, err := policy.ParseIdentity(filepath.Base(wt.Path))
+	if err != nil {
+		item.Reason = "a worktree git-apex does not know, whose name is no identity: adopt it with `git apex start --branch <its branch> <identity>`"
+		return item
+	}
+	if !opts.Force || opts.DryRun {
+		return item
+	}
+	env := &state.Env{Identity: id.String(), Workflow: id.Workflow, Name: id.Name, ModeAsked: string(policy.Worktree),
+		Mode: string(policy.Worktree), Path: wt.Path, Branch: wt.Branch, StartCommit: wt.Head, Status: state.Active,
+		Metadata: map[string]string{"adopted": "true"}}
+	if wt.Branch != "" {
+		env.Base = base
+	}
+	if err := m.Store.Create(ctx, env, "adopted", "by gc: worktree at "+wt.Path); err != nil {
+		item.Reason = "cannot adopt it: " + err.Error()
+		return item
+	}
+	item.Action, item.Target, item.Reason = "adopted", id.String(), "worktree at "+wt.Path
+	return item
+}
+
+// envRoot is the directory envs are made under: the policy's root up to
+// its first placeholder other than {repo}.
+func envRoot(pol *policy.Policy, mainRoot string) string {
+	root := strings.ReplaceAll(pol.Worktree.Root, "{repo}", filepath.Base(mainRoot))
+	if i := strings.IndexByte(root, '{'); i >= 0 {
+		root = filepath.Dir(root[:i] + "x")
+	}
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(mainRoot, root)
+	}
+	return filepath.Clean(root)
+}
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
+}
