@@ -2,15 +2,27 @@ package isolation
 
 import (
 	"context"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/git-apex/git-apex/gitx"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/state"
 )
 
-// Listed is an env with the links that resolve to it.
+// Listed is an env with the links that resolve to it and, for a live
+// env, what git says of it.
 type Listed struct {
-	Env   *state.Env
-	Links []state.Link
+	Env     *state.Env
+	Links   []state.Link
+	Changes *gitx.Changes // uncommitted work; nil when unknown
+	Counted bool          // Ahead and Behind are known
+	Ahead   int           // commits on its branch that its base lacks
+	Behind  int           // commits on its base that its branch lacks
+	Merged  string        // why its branch counts as merged; "" when not
+	Problem string        // what could not be read
 }
 
 // List returns the envs with their links, oldest first, after healing
@@ -37,7 +49,57 @@ func (m *Manager) List(ctx context.Context, all bool) ([]Listed, error) {
 			listed = append(listed, Listed{Env: env, Links: links[env.ID]})
 		}
 	}
-	return listed, nil
+	return listed, m.describe(ctx, listed)
+}
+
+// describe fills in what git says of the live envs: merged (with a
+// bounded number of git processes for all of them), then uncommitted
+// work and ahead/behind, by a few workers at once.
+func (m *Manager) describe(ctx context.Context, listed []Listed) error {
+	var live []*state.Env
+	for _, l := range listed {
+		if l.Env.Live() {
+			live = append(live, l.Env)
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	branches, err := m.Git.Branches(ctx)
+	if err != nil {
+		return err
+	}
+	merged, err := m.mergedEnvs(ctx, live, branches, "")
+	if err != nil {
+		return err
+	}
+	var g errgroup.Group
+	g.SetLimit(2 * runtime.NumCPU())
+	for i := range listed {
+		l := &listed[i]
+		if !l.Env.Live() {
+			continue
+		}
+		l.Merged = merged[l.Env.ID].Reason
+		g.Go(func() error {
+			changes, err := m.Git.Status(ctx, l.Env.Path)
+			if err != nil {
+				l.Problem = err.Error()
+				return nil
+			}
+			l.Changes = &changes
+			if l.Env.Branch == "" || l.Env.Base == "" {
+				return nil
+			}
+			if l.Ahead, l.Behind, err = m.Git.AheadBehind(ctx, l.Env.Base, l.Env.Branch); err != nil {
+				l.Problem = err.Error()
+				return nil
+			}
+			l.Counted = true
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // Path returns the path of an identity's env. When the directory is

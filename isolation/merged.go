@@ -19,19 +19,20 @@ func (s mergeStatus) Merged() bool { return s.Reason != "" }
 // mergedEnvs checks the branches of envs against their bases with a
 // bounded number of git processes: given every branch tip, two per
 // distinct base (its ref, and ancestry of every branch), then the costly
-// squash and rebase checks only where they can matter. With since (the
-// commit a merge started from) set, those checks run only for envs whose
-// branch touched a path the merge brought in; with since "", for every
-// env with commits of its own.
+// squash and rebase checks only where they can matter: for envs whose
+// branch touched a path that the base changed, since the commit a merge
+// started from (since, from a hook) or else since the env's start commit
+// (one diff per distinct start commit). A branch whose work reached the
+// base changed those paths there, so nothing merged is missed.
 func (m *Manager) mergedEnvs(ctx context.Context, envs []*state.Env, branches map[string]gitx.Branch, since string) (map[int64]mergeStatus, error) {
 	status := make(map[int64]mergeStatus)
 	var err error
 	type baseInfo struct {
 		ref       string
 		ancestors map[string]string
-		changed   map[string]bool // paths the merge brought into the base; nil: unknown
 	}
 	bases := map[string]*baseInfo{}
+	changed := map[[2]string]map[string]bool{} // paths changed between two commits
 	var deep []*state.Env // envs that need the costly checks
 	var pairs [][2]string // their (start, tip), for the touched paths
 	for _, e := range envs {
@@ -57,16 +58,6 @@ func (m *Manager) mergedEnvs(ctx context.Context, envs []*state.Env, branches ma
 			if b.ancestors, err = m.Git.MergedInto(ctx, b.ref); err != nil {
 				return nil, err
 			}
-			if since != "" {
-				paths, err := m.Git.ChangedPaths(ctx, since, b.ref)
-				if err != nil {
-					return nil, err
-				}
-				b.changed = map[string]bool{}
-				for _, p := range paths {
-					b.changed[p] = true
-				}
-			}
 			bases[e.Base] = b
 		}
 		if _, ok := b.ancestors[e.Branch]; ok {
@@ -80,15 +71,28 @@ func (m *Manager) mergedEnvs(ctx context.Context, envs []*state.Env, branches ma
 		deep = append(deep, e)
 		pairs = append(pairs, [2]string{e.StartCommit, tip})
 	}
-	var touched [][]string
-	if since != "" {
-		if touched, err = m.Git.TouchedPaths(ctx, pairs); err != nil {
-			return nil, err
-		}
+	touched, err := m.Git.TouchedPaths(ctx, pairs)
+	if err != nil {
+		return nil, err
 	}
 	for i, e := range deep {
 		b := bases[e.Base]
-		if touched != nil && !overlaps(touched[i], b.changed) {
+		from := since
+		if from == "" {
+			from = e.StartCommit
+		}
+		key := [2]string{from, b.ref}
+		if changed[key] == nil {
+			paths, err := m.Git.ChangedPaths(ctx, from, b.ref)
+			if err != nil {
+				return nil, err
+			}
+			changed[key] = map[string]bool{}
+			for _, p := range paths {
+				changed[key][p] = true
+			}
+		}
+		if !overlaps(touched[i], changed[key]) {
 			status[e.ID] = mergeStatus{Kept: "not merged"}
 			continue
 		}

@@ -47,6 +47,16 @@ func printList(c *cli.Context, envs []isolation.Listed) error {
 				links = append(links, linkJSON{Alias: link.Alias, Kind: link.Kind})
 			}
 			v.Links = &links
+			if l.Env.Live() {
+				g := &gitJSON{Merged: l.Merged != "", MergedReason: l.Merged, Problem: l.Problem}
+				if l.Changes != nil {
+					g.Dirty, g.Staged, g.Modified, g.Untracked = l.Changes.Dirty(), l.Changes.Staged, l.Changes.Modified, l.Changes.Untracked
+				}
+				if l.Counted {
+					g.Ahead, g.Behind = &l.Ahead, &l.Behind
+				}
+				v.Git = g
+			}
 			views = append(views, v)
 		}
 		return printJSON(c, views)
@@ -56,7 +66,7 @@ func printList(c *cli.Context, envs []isolation.Listed) error {
 		return nil
 	}
 	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "IDENTITY\tLINKS\tMODE\tBRANCH\tSTATUS\tAGE\tPATH")
+	fmt.Fprintln(w, "IDENTITY\tLINKS\tMODE\tBRANCH\tSTATUS\tDIRTY\tAHEAD/BEHIND\tMERGED\tAGE\tPATH")
 	for _, l := range envs {
 		e := l.Env
 		aliases := []string{}
@@ -71,9 +81,38 @@ func printList(c *cli.Context, envs []isolation.Listed) error {
 		if e.IdentityClosed {
 			identity += " (closed)"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", identity, links, e.Mode, branchOrDetached(e.Branch), e.Status, age(time.Since(e.CreatedAt)), e.Path)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", identity, links, e.Mode, branchOrDetached(e.Branch), e.Status,
+			dirtyColumn(l), aheadBehind(l), yesNo(l.Merged != "", e.Live()), age(time.Since(e.CreatedAt)), e.Path)
 	}
 	return w.Flush()
+}
+
+// dirtyColumn is "-" for a clean tree, else what is uncommitted.
+func dirtyColumn(l isolation.Listed) string {
+	switch {
+	case l.Changes == nil:
+		return "?"
+	case !l.Changes.Dirty():
+		return "-"
+	}
+	return l.Changes.String()
+}
+
+func aheadBehind(l isolation.Listed) string {
+	if !l.Counted {
+		return "-"
+	}
+	return fmt.Sprintf("+%d/-%d", l.Ahead, l.Behind)
+}
+
+func yesNo(yes, known bool) string {
+	switch {
+	case !known:
+		return "-"
+	case yes:
+		return "yes"
+	}
+	return "no"
 }
 
 // age prints a duration the way a person reads it at a glance.

@@ -27,7 +27,21 @@ type envJSON struct {
 	CreatedAt   time.Time         `json:"created_at"`
 	UpdatedAt   time.Time         `json:"updated_at"`
 	Links       *[]linkJSON       `json:"links,omitempty"`  // list only
+	Git         *gitJSON          `json:"git,omitempty"`    // list only, live envs
 	Reused      *bool             `json:"reused,omitempty"` // start only
+}
+
+// gitJSON is what git says of a live env in `list --json`.
+type gitJSON struct {
+	Dirty        bool   `json:"dirty"`
+	Staged       int    `json:"staged"`
+	Modified     int    `json:"modified"`
+	Untracked    int    `json:"untracked"`
+	Ahead        *int   `json:"ahead,omitempty"`  // commits its base lacks
+	Behind       *int   `json:"behind,omitempty"` // base commits it lacks
+	Merged       bool   `json:"merged"`
+	MergedReason string `json:"merged_reason,omitempty"`
+	Problem      string `json:"problem,omitempty"` // what could not be read
 }
 
 // linkJSON is a link in `list --json`.
