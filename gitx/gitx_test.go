@@ -180,3 +180,28 @@ func TestMainRootAgreesWithGit(t *testing.T) {
 		}
 	}
 }
+
+func TestStatusAgainst(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	r, _ := Open(ctx, dir)
+	git(t, dir, "switch", "-q", "-c", "topic")
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "two")
+	git(t, dir, "switch", "-q", "main")
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "base moved")
+	git(t, dir, "switch", "-q", "topic")
+	os.WriteFile(filepath.Join(dir, "new"), []byte("x"), 0o644)
+	st, err := r.StatusAgainst(ctx, dir, "topic", "main", true)
+	if err != nil || !st.Counted || st.Ahead != 2 || st.Behind != 1 || st.Changes != (Changes{Untracked: 1}) {
+		t.Errorf("StatusAgainst = %+v, %v", st, err)
+	}
+	if out := git(t, dir, "config", "--list", "--local"); strings.Contains(out, "branch.topic") {
+		t.Errorf("the base was written to the config:\n%s", out)
+	}
+	git(t, dir, "add", "new")
+	git(t, dir, "mv", "new", "renamed")
+	if st, _ := r.StatusAgainst(ctx, dir, "topic", "main", true); st.Changes != (Changes{Staged: 1}) {
+		t.Errorf("after a staged rename: %+v", st)
+	}
+}

@@ -217,19 +217,3 @@ func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, err
 	}
 	return paths, nil
 }
-
-// AheadBehind counts the commits on branch that base lacks (ahead) and
-// on base that branch lacks (behind).
-func (r *Repo) AheadBehind(ctx context.Context, base, branch string) (ahead, behind int, err error) {
-	out, err := r.Read(ctx, r.CommonDir, "rev-list", "--left-right", "--count", base+"...refs/heads/"+branch)
-	if err != nil {
-		return 0, 0, err
-	}
-	f := strings.Fields(out)
-	if len(f) != 2 {
-		return 0, 0, errors.New("cannot read git rev-list --left-right --count output " + out)
-	}
-	behind, _ = strconv.Atoi(f[0])
-	ahead, _ = strconv.Atoi(f[1])
-	return ahead, behind, nil
-}

@@ -170,3 +170,67 @@ func (r *Repo) MergedInto(ctx context.Context, base string) (map[string]string, 
 	}
 	return merged, nil
 }
+
+// Standing is a working tree's uncommitted work and where its branch
+// stands against a base.
+type Standing struct {
+	Changes
+	Counted bool // Ahead and Behind are known
+	Ahead   int  // commits on the branch that the base lacks
+	Behind  int  // commits on the base that the branch lacks
+}
+
+// StatusAgainst is Status that also counts the branch's commits ahead of
+// and behind base, in the same single git process: the base is given to
+// git status as the branch's upstream with -c, so nothing is written to
+// the repository's config. baseIsLocal says whether base is a local
+// branch (else a remote-tracking one like origin/main).
+func (r *Repo) StatusAgainst(ctx context.Context, dir, branch, base string, baseIsLocal bool) (Standing, error) {
+	args := []string{"status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal", "--ignore-submodules=none"}
+	if branch != "" && base != "" {
+		remote, merge := ".", "refs/heads/"+base
+		if !baseIsLocal {
+			name, rest, _ := strings.Cut(base, "/")
+			remote, merge = name, "refs/heads/"+rest
+		}
+		args = append([]string{"-c", "branch." + branch + ".remote=" + remote, "-c", "branch." + branch + ".merge=" + merge}, args...)
+	}
+	out, err := r.Read(ctx, dir, args...)
+	if err != nil {
+		return Standing{}, err
+	}
+	return parseStatusV2(out), nil
+}
+
+// parseStatusV2 reads `git status --porcelain=v2 --branch -z`.
+func parseStatusV2(out string) Standing {
+	var s Standing
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		switch {
+		case strings.HasPrefix(f, "# branch.ab "):
+			var a, b int
+			if _, err := fmt.Sscanf(f, "# branch.ab +%d -%d", &a, &b); err == nil {
+				s.Counted, s.Ahead, s.Behind = true, a, b
+			}
+		case strings.HasPrefix(f, "? "):
+			s.Untracked++
+		case strings.HasPrefix(f, "u "):
+			s.Modified++
+		case strings.HasPrefix(f, "1 "), strings.HasPrefix(f, "2 "):
+			if len(f) >= 4 {
+				if f[2] != '.' {
+					s.Staged++
+				}
+				if f[3] != '.' {
+					s.Modified++
+				}
+			}
+			if f[0] == '2' {
+				i++ // a rename or copy carries its source path in the next field
+			}
+		}
+	}
+	return s
+}

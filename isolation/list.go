@@ -81,21 +81,14 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 			continue
 		}
 		l.Merged = merged[l.Env.ID].Reason
+		_, baseIsLocal := branches[l.Env.Base]
 		g.Go(func() error {
-			changes, err := m.Git.Status(ctx, l.Env.Path)
+			st, err := m.Git.StatusAgainst(ctx, l.Env.Path, l.Env.Branch, l.Env.Base, baseIsLocal)
 			if err != nil {
 				l.Problem = err.Error()
 				return nil
 			}
-			l.Changes = &changes
-			if l.Env.Branch == "" || l.Env.Base == "" {
-				return nil
-			}
-			if l.Ahead, l.Behind, err = m.Git.AheadBehind(ctx, l.Env.Base, l.Env.Branch); err != nil {
-				l.Problem = err.Error()
-				return nil
-			}
-			l.Counted = true
+			l.Changes, l.Counted, l.Ahead, l.Behind = &st.Changes, st.Counted, st.Ahead, st.Behind
 			return nil
 		})
 	}

@@ -33,8 +33,8 @@ func (m *Manager) mergedEnvs(ctx context.Context, envs []*state.Env, branches ma
 	}
 	bases := map[string]*baseInfo{}
 	changed := map[[2]string]map[string]bool{} // paths changed between two commits
-	var deep []*state.Env // envs that need the costly checks
-	var pairs [][2]string // their (start, tip), for the touched paths
+	var deep []*state.Env                      // envs that need the costly checks
+	var pairs [][2]string                      // their (start, tip), for the touched paths
 	for _, e := range envs {
 		branch, ok := branches[e.Branch]
 		tip := branch.Tip
