@@ -10,52 +10,109 @@ import (
 	"github.com/git-apex/git-apex/state"
 )
 
-// heal compares a live env with git's worktrees and repairs what it
-// safely can: a worktree moved with `git worktree move` is followed, a
-// branch switched by hand is recorded, and an env whose directory is gone
-// is marked destroyed (its stale git registration removed under lk, when
-// lk is not nil). It returns the env's worktree when it has one.
-func (m *Manager) heal(ctx context.Context, lk *gitx.Locked, env *state.Env, worktrees []gitx.Worktree) (gitx.Worktree, bool, error) {
+// Drift kinds: how an env's record and git disagree.
+const (
+	driftNone     = ""
+	driftSwitched = "switched" // its worktree is on another branch
+	driftMoved    = "moved"    // its worktree was moved with git worktree move
+	driftGone     = "gone"     // its directory was deleted
+	driftStranger = "stranger" // its directory is there but no longer a git worktree
+)
+
+// drift is what diagnose found for one env.
+type drift struct {
+	kind     string
+	worktree gitx.Worktree // the env's worktree, when it has one
+	found    bool          // worktree is set
+	branch   string        // switched: the branch it is on now
+	path     string        // moved: where it is now
+}
+
+// diagnose compares a live env with git's worktrees, changing nothing.
+func diagnose(env *state.Env, worktrees []gitx.Worktree) drift {
 	if !env.Live() || env.Mode == string(policy.Shared) {
-		return gitx.Worktree{}, false, nil
+		return drift{}
 	}
 	wt, found := gitx.FindWorktree(worktrees, env.Path)
 	if found && !wt.Prunable {
 		if env.Branch != "" && wt.Branch != "" && wt.Branch != env.Branch {
-			old := env.Branch
-			env.Branch = wt.Branch
-			if err := m.Store.Save(ctx, env, "switched", fmt.Sprintf("branch %s -> %s, switched by hand", old, wt.Branch)); err != nil {
-				return wt, true, err
-			}
-			m.notef("%s: its worktree was switched by hand from branch %s to %s; recorded", env.Identity, old, wt.Branch)
+			return drift{kind: driftSwitched, worktree: wt, found: true, branch: wt.Branch}
 		}
-		return wt, true, nil
+		return drift{worktree: wt, found: true}
 	}
 	if exists(env.Path) {
-		// A directory git no longer knows as a worktree: leave it alone.
-		return gitx.Worktree{}, false, nil
+		return drift{kind: driftStranger}
 	}
 	if moved, ok := gitx.WorktreeOnBranch(worktrees, env.Branch); ok && !moved.Prunable && moved.Path != worktrees[0].Path {
-		old := env.Path
-		env.Path = moved.Path
-		if err := m.Store.Save(ctx, env, "moved", fmt.Sprintf("%s -> %s", old, moved.Path)); err != nil {
-			return moved, true, err
-		}
-		m.notef("%s: its worktree was moved to %s; following it", env.Identity, moved.Path)
-		return moved, true, nil
+		return drift{kind: driftMoved, worktree: moved, found: true, path: moved.Path}
 	}
-	dropped, err := m.Store.Destroy(ctx, env, "healed", "worktree directory gone: "+env.Path)
-	if err != nil {
+	return drift{kind: driftGone, worktree: wt, found: found}
+}
+
+// describe says what a drift is, for people.
+func (d drift) describe(env *state.Env) string {
+	switch d.kind {
+	case driftSwitched:
+		return fmt.Sprintf("its worktree was switched by hand from branch %s to %s", env.Branch, d.branch)
+	case driftMoved:
+		return "its worktree was moved to " + d.path
+	case driftGone:
+		return "its worktree " + env.Path + " was deleted by hand"
+	case driftStranger:
+		return env.Path + " is no longer a git worktree"
+	}
+	return ""
+}
+
+// heal compares a live env with git's worktrees and repairs what it
+// safely can: a worktree moved with `git worktree move` is followed, a
+// branch switched by hand is recorded, and an env whose directory is gone
+// is marked destroyed (its stale git registration removed under lk, when
+// lk is not nil). A directory that is no longer a worktree is left alone.
+// It returns the env's worktree when it has one.
+func (m *Manager) heal(ctx context.Context, lk *gitx.Locked, env *state.Env, worktrees []gitx.Worktree) (gitx.Worktree, bool, error) {
+	d := diagnose(env, worktrees)
+	if err := m.apply(ctx, lk, env, d); err != nil {
 		return gitx.Worktree{}, false, err
 	}
-	m.notef("%s: its worktree %s was deleted by hand; marked destroyed%s", env.Identity, env.Path, droppedNote(dropped))
-	if found && lk != nil {
-		// Only the registration is left; removing it frees the branch.
-		if err := lk.RemoveWorktree(ctx, wt.Path, false); err != nil {
-			m.warnf("cannot unregister the missing worktree %s: %v", wt.Path, err)
+	if d.kind == driftGone {
+		return gitx.Worktree{}, false, nil
+	}
+	return d.worktree, d.found, nil
+}
+
+// apply repairs a drift and says so on stderr.
+func (m *Manager) apply(ctx context.Context, lk *gitx.Locked, env *state.Env, d drift) error {
+	what := d.describe(env)
+	switch d.kind {
+	case driftSwitched:
+		old := env.Branch
+		env.Branch = d.branch
+		if err := m.Store.Save(ctx, env, "switched", fmt.Sprintf("branch %s -> %s, switched by hand", old, d.branch)); err != nil {
+			return err
+		}
+		m.notef("%s: %s; recorded", env.Identity, what)
+	case driftMoved:
+		old := env.Path
+		env.Path = d.path
+		if err := m.Store.Save(ctx, env, "moved", fmt.Sprintf("%s -> %s", old, d.path)); err != nil {
+			return err
+		}
+		m.notef("%s: %s; following it", env.Identity, what)
+	case driftGone:
+		dropped, err := m.Store.Destroy(ctx, env, "healed", "worktree directory gone: "+env.Path)
+		if err != nil {
+			return err
+		}
+		m.notef("%s: %s; marked destroyed%s", env.Identity, what, droppedNote(dropped))
+		if d.found && lk != nil {
+			// Only the registration is left; removing it frees the branch.
+			if err := lk.RemoveWorktree(ctx, d.worktree.Path, false); err != nil {
+				m.warnf("cannot unregister the missing worktree %s: %v", d.worktree.Path, err)
+			}
 		}
 	}
-	return gitx.Worktree{}, false, nil
+	return nil
 }
 
 // droppedNote names the links a destroyed env took with it.

@@ -188,3 +188,8 @@ func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
+
+// Version returns the database's schema version.
+func (s *Store) Version(ctx context.Context) (int, error) {
+	return s.userVersion(ctx, s.db)
+}

@@ -56,6 +56,7 @@ func newApp() *cli.App {
 			logCommand(),
 			trustCommand(),
 			gcCommand(),
+			doctorCommand(),
 			hooksCommand(),
 			hookCommand(),
 			cdCommand(),

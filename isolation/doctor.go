@@ -1,0 +1,137 @@
+package isolation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
+)
+
+// Finding is one line of doctor's report.
+type Finding struct {
+	Check  string `json:"check"`  // what was looked at
+	Status string `json:"status"` // ok, problem or fixed
+	Detail string `json:"detail"`
+}
+
+// staleLockAge is how old a git lock file must be to be reported: git
+// holds one for the length of a command.
+const staleLockAge = 10 * time.Minute
+
+// Doctor compares the state, git and the file system and reports where
+// they drift apart. With fix it repairs what is safe: envs whose
+// worktree was deleted, moved or switched by hand, and git's
+// registrations of deleted worktrees. Unknown worktrees, directories that
+// are no longer worktrees and git's lock files are only reported.
+func (m *Manager) Doctor(ctx context.Context, fix bool) ([]Finding, error) {
+	var out []Finding
+	add := func(check, status, format string, args ...any) {
+		out = append(out, Finding{Check: check, Status: status, Detail: fmt.Sprintf(format, args...)})
+	}
+	version, err := m.Store.Version(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if version > state.SchemaVersion {
+		add("state", "problem", "schema version %d is newer than this git-apex writes (%d): upgrade git-apex", version, state.SchemaVersion)
+	} else {
+		add("state", "ok", "schema version %d at %s", version, filepath.Join(m.Git.ApexDir(), "state.db"))
+	}
+	pol, err := m.Policy(m.Git.MainRoot())
+	if err != nil {
+		add("policy", "problem", "%v", err)
+		pol = policy.Default()
+	} else {
+		add("policy", "ok", "%s", pick(pol.File == "", "(built-in defaults)", pol.File))
+	}
+	if asksFull(pol) {
+		add("container runtime", "problem", "the policy asks for full isolation, but this build has no container support: those environments fall back to worktrees")
+	}
+
+	lk, err := m.Git.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	worktrees, err := lk.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	envs, err := m.Store.Envs(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, e := range envs {
+		d := diagnose(e, worktrees)
+		known[realPath(e.Path)] = true
+		switch {
+		case d.kind == driftNone:
+		case fix && d.kind != driftStranger:
+			detail := d.describe(e)
+			if err := m.apply(ctx, lk, e, d); err != nil {
+				return nil, err
+			}
+			add(e.Identity, "fixed", "%s", detail)
+		case d.kind == driftStranger:
+			add(e.Identity, "problem", "%s; look inside it, move it away, then run `git apex doctor --fix`", d.describe(e))
+		default:
+			add(e.Identity, "problem", "%s; `git apex doctor --fix` repairs the record", d.describe(e))
+		}
+	}
+	root := envRoot(pol, m.Git.MainRoot())
+	for _, wt := range worktrees[1:] {
+		switch {
+		case wt.Prunable && !wt.Locked && !known[realPath(wt.Path)]: // an env's own is repaired with it
+			add("worktree "+wt.Path, pick(fix, "fixed", "problem"), "git still registers this deleted worktree; %s",
+				pick(fix, "pruned", "`git apex doctor --fix` prunes it"))
+		case !known[realPath(wt.Path)] && within(wt.Path, root) && !wt.Prunable:
+			add("worktree "+wt.Path, "problem", "a worktree under the environment root that git-apex does not know; `git apex gc --orphans --force` adopts it")
+		}
+	}
+	if fix {
+		// Registrations of deleted worktrees, locked ones excepted.
+		if err := lk.Prune(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for _, lock := range staleGitLocks(m.Git.CommonDir) {
+		add("git lock", "problem", "%s is older than %v: if no git command is running, a crashed one left it; remove it by hand", lock, staleLockAge)
+	}
+	return out, nil
+}
+
+// asksFull reports whether any workflow's mode resolves to full.
+func asksFull(pol *policy.Policy) bool {
+	for _, w := range pol.Workflows() {
+		if pol.Mode(w, "") == policy.Full {
+			return true
+		}
+	}
+	return false
+}
+
+// staleGitLocks lists git's lock files in the common dir and the linked
+// worktrees' git dirs that are older than staleLockAge.
+func staleGitLocks(commonDir string) []string {
+	var stale []string
+	dirs := []string{commonDir}
+	if wts, err := os.ReadDir(filepath.Join(commonDir, "worktrees")); err == nil {
+		for _, wt := range wts {
+			dirs = append(dirs, filepath.Join(commonDir, "worktrees", wt.Name()))
+		}
+	}
+	for _, dir := range dirs {
+		for _, name := range []string{"index.lock", "HEAD.lock", "config.lock", "packed-refs.lock"} {
+			path := filepath.Join(dir, name)
+			if info, err := os.Stat(path); err == nil && time.Since(info.ModTime()) > staleLockAge {
+				stale = append(stale, path)
+			}
+		}
+	}
+	return stale
+}
