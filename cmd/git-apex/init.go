@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/hooks"
 	"github.com/git-apex/git-apex/isolation"
 )
 
@@ -23,7 +29,38 @@ func initCommand() *cli.Command {
 				return err
 			}
 			note(c, "wrote %s; edit it, then commit it so every clone shares the policy", path)
+			if err := offerHooks(c); err != nil {
+				return err
+			}
 			return printLine(c, path)
 		},
 	}
+}
+
+// offerHooks asks, on a terminal only, whether to install the git hooks
+// that remove merged environments; elsewhere it says how to.
+func offerHooks(c *cli.Context) error {
+	dir, err := hooks.DirOf(c.Context, ".")
+	if err != nil {
+		return err
+	}
+	for _, st := range hooks.Inspect(dir) {
+		if st.Installed {
+			return nil
+		}
+	}
+	if info, err := os.Stdin.Stat(); err != nil || info.Mode()&os.ModeCharDevice == 0 {
+		note(c, "run `git apex hooks install` to remove merged environments automatically after merges and pulls")
+		return nil
+	}
+	fmt.Fprint(c.App.ErrWriter, "install git hooks that remove merged environments after merges and pulls? [Y/n] ")
+	answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "" && a != "y" && a != "yes" {
+		return nil
+	}
+	list, err := hooks.Install(dir)
+	for _, st := range list {
+		note(c, "%s", st.Describe())
+	}
+	return err
 }
