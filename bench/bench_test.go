@@ -22,7 +22,7 @@ func TestTinyRun(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cfg := config{apex: apex, sizes: []int{50}, pairs: 1, listCounts: []int{2},
+	cfg := config{apex: apex, sizes: []int{50}, pairs: 1, listCounts: []int{2}, hookEnvs: 2, gcEnvs: 2,
 		cacheDir: filepath.Join(dir, "cache"), outDir: filepath.Join(dir, "results")}
 	var table strings.Builder
 	res, err := run(cfg, &table)
@@ -36,7 +36,7 @@ func TestTinyRun(t *testing.T) {
 			t.Errorf("row %+v", r)
 		}
 	}
-	if got := strings.Join(ops, ","); got != "start,remove,list (2 envs),--version,path" {
+	if got := strings.Join(ops, ","); got != "start,hook (2 envs),remove,list (2 envs),gc --merged (2 envs),--version,path" {
 		t.Errorf("rows %s", got)
 	}
 	if !strings.Contains(table.String(), "git worktree add -b") {
@@ -48,7 +48,7 @@ func TestTinyRun(t *testing.T) {
 	}
 	data, _ := os.ReadFile(files[0])
 	var back result
-	if err := json.Unmarshal(data, &back); err != nil || len(back.Rows) != 5 {
+	if err := json.Unmarshal(data, &back); err != nil || len(back.Rows) != 7 {
 		t.Errorf("results JSON: %v, %d rows", err, len(back.Rows))
 	}
 

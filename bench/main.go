@@ -8,6 +8,7 @@
 //
 //	BENCH_SIZES  repository sizes, default "1k,10k"; "100k" is opt-in (minutes to make)
 //	BENCH_PAIRS  timed pairs per row, default 5
+//	BENCH_GC     1 adds the gc row (50 fresh worktrees a run: minutes)
 //	BENCH_CACHE  where generated repositories are kept,
 //	             default $XDG_CACHE_HOME/git-apex-bench
 //	BENCH_OUT    where the JSON results go, default bench/results
@@ -41,6 +42,8 @@ type config struct {
 	sizes      []int  // files per generated repository; the first is used for the rows that need many envs
 	pairs      int
 	listCounts []int // env counts for the list rows
+	hookEnvs   int   // envs for the hook row
+	gcEnvs     int   // envs for the gc row; 0 leaves it out
 	cacheDir   string
 	outDir     string
 }
@@ -49,7 +52,7 @@ func configFromEnv(apex string) (config, error) {
 	if apex == "" {
 		return config{}, fmt.Errorf("-apex BINARY is required (bench/run builds one)")
 	}
-	cfg := config{apex: apex, pairs: 5, listCounts: []int{10, 100}, outDir: filepath.Join("bench", "results")}
+	cfg := config{apex: apex, pairs: 5, listCounts: []int{10, 100}, hookEnvs: 100, outDir: filepath.Join("bench", "results")}
 	sizes := os.Getenv("BENCH_SIZES")
 	if sizes == "" {
 		sizes = "1k,10k"
@@ -67,6 +70,9 @@ func configFromEnv(apex string) (config, error) {
 			return cfg, fmt.Errorf("BENCH_PAIRS=%q: want a whole number of at least 1", p)
 		}
 		cfg.pairs = n
+	}
+	if os.Getenv("BENCH_GC") == "1" {
+		cfg.gcEnvs = 50
 	}
 	cfg.cacheDir = os.Getenv("BENCH_CACHE")
 	if cfg.cacheDir == "" {

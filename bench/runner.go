@@ -146,8 +146,8 @@ func (b *bench) close() error {
 	return err
 }
 
-// rows measures the operations for this size: start everywhere, the rest
-// only on the first size (all selects them).
+// rows measures the operations for this size: start and the hook
+// everywhere, the rest only on the first size (all selects them).
 func (b *bench) rows(all bool) ([]row, error) {
 	var rows []row
 	add := func(r row, err error) error {
@@ -159,6 +159,9 @@ func (b *bench) rows(all bool) ([]row, error) {
 	if err := add(b.start()); err != nil {
 		return nil, err
 	}
+	if err := add(b.hook(b.cfg.hookEnvs)); err != nil {
+		return nil, err
+	}
 	if !all {
 		return rows, nil
 	}
@@ -167,6 +170,11 @@ func (b *bench) rows(all bool) ([]row, error) {
 	}
 	for _, n := range b.cfg.listCounts {
 		if err := add(b.list(n)); err != nil {
+			return nil, err
+		}
+	}
+	if b.cfg.gcEnvs > 0 {
+		if err := add(b.gc(b.cfg.gcEnvs)); err != nil {
 			return nil, err
 		}
 	}
@@ -348,4 +356,145 @@ func printTable(out io.Writer, res *result) {
 			r.Op, r.Files, r.ApexMs, r.BaseMs, r.OverheadMs, r.Ratio, r.RatioMin, r.RatioMax, r.Baseline)
 	}
 	w.Flush()
+}
+
+// hook measures `git apex hook post-merge` with n envs, each with a
+// commit of its own, after a merge that brings in unrelated work: the
+// hot path every merge and pull pays. The envs are made cheaply (a
+// worktree without checkout, adopted by git-apex, its commit written
+// with plumbing); the hook runs no command per env unless the merge
+// touched that env's paths. Baseline: git status in the main checkout.
+func (b *bench) hook(n int) (row, error) {
+	head, err := b.output(b.git("rev-parse", "HEAD"))
+	if err != nil {
+		return row{}, err
+	}
+	top, err := b.output(b.git("ls-tree", "HEAD"))
+	if err != nil {
+		return row{}, err
+	}
+	var ids []string
+	defer func() {
+		for _, id := range ids {
+			untimed(b.apex("remove", "--force", "--delete-branch", id))
+		}
+	}()
+	for i := range n {
+		name := b.next("h")
+		path := filepath.Join(b.root, "envs", "task-"+name)
+		if err := untimed(b.git("worktree", "add", "-q", "--no-checkout", "-b", name, path)); err != nil {
+			return row{}, err
+		}
+		ids = append(ids, "task-"+name)
+		if err := untimed(b.apex("start", "--branch", name, "task", name)); err != nil {
+			return row{}, err
+		}
+		blob, err := b.input(fmt.Sprintf("work of env %d\n", i), "hash-object", "-w", "--stdin")
+		if err != nil {
+			return row{}, err
+		}
+		tree, err := b.input(top+"\n100644 blob "+blob+"\tbench-env-"+name+".txt\n", "mktree")
+		if err != nil {
+			return row{}, err
+		}
+		commit, err := b.output(b.git("commit-tree", tree, "-p", head, "-m", "env work"))
+		if err != nil {
+			return row{}, err
+		}
+		if err := untimed(b.git("update-ref", "refs/heads/"+name, commit)); err != nil {
+			return row{}, err
+		}
+	}
+	// The merge: unrelated work arrives on main; ORIG_HEAD is where it was.
+	blob, err := b.input("unrelated\n", "hash-object", "-w", "--stdin")
+	if err != nil {
+		return row{}, err
+	}
+	tree, err := b.input(top+"\n100644 blob "+blob+"\tbench-unrelated.txt\n", "mktree")
+	if err != nil {
+		return row{}, err
+	}
+	merged, err := b.output(b.git("commit-tree", tree, "-p", head, "-m", "unrelated work"))
+	if err != nil {
+		return row{}, err
+	}
+	if err := untimed(b.git("update-ref", "ORIG_HEAD", head), b.git("update-ref", "refs/heads/main", merged)); err != nil {
+		return row{}, err
+	}
+	defer untimed(b.git("update-ref", "refs/heads/main", head))
+	return b.measure(fmt.Sprintf("hook (%d envs)", n), "git status --porcelain (main checkout)",
+		func() (time.Duration, error) { return timed(b.apex("hook", "post-merge", "0")) },
+		func() (time.Duration, error) { return timed(b.git("status", "--porcelain")) })
+}
+
+// output runs a command and returns its trimmed stdout.
+func (b *bench) output(cmd *exec.Cmd) (string, error) {
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", strings.Join(cmd.Args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// input runs git with stdin and returns its trimmed stdout.
+func (b *bench) input(stdin string, args ...string) (string, error) {
+	cmd := b.git(args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	return b.output(cmd)
+}
+
+// gc measures `git apex gc --merged` removing n merged envs against the
+// same `git worktree remove` + `git branch -d` run by hand. Each run needs
+// n fresh checked-out worktrees, so the row is opt-in (BENCH_GC=1).
+func (b *bench) gc(n int) (row, error) {
+	head, err := b.output(b.git("rev-parse", "HEAD"))
+	if err != nil {
+		return row{}, err
+	}
+	// makeMerged makes n worktrees on branches with a commit each, all
+	// merged into main by one octopus commit (empty changes, so the main
+	// checkout stays clean); adopt records them as envs.
+	makeMerged := func(adopt bool) ([]string, []string, error) {
+		var names, paths []string
+		args := []string{"commit-tree", head + "^{tree}", "-p", head, "-m", "merge all"}
+		for range n {
+			name := b.next("m")
+			path := filepath.Join(b.root, "envs", "task-"+name)
+			cmds := []*exec.Cmd{b.git("worktree", "add", "-q", "-b", name, path), b.git("-C", path, "commit", "-q", "--allow-empty", "-m", "work")}
+			if adopt {
+				cmds = append(cmds, b.apex("start", "--branch", name, "task", name))
+			}
+			if err := untimed(cmds...); err != nil {
+				return nil, nil, err
+			}
+			names, paths = append(names, name), append(paths, path)
+			args = append(args, "-p", name)
+		}
+		merge, err := b.output(b.git(args...))
+		if err != nil {
+			return nil, nil, err
+		}
+		return names, paths, untimed(b.git("update-ref", "refs/heads/main", merge))
+	}
+	restore := func() error { return untimed(b.git("update-ref", "refs/heads/main", head)) }
+	return b.measure(fmt.Sprintf("gc --merged (%d envs)", n), fmt.Sprintf("%d x git worktree remove + git branch -d", n),
+		func() (time.Duration, error) {
+			if _, _, err := makeMerged(true); err != nil {
+				return 0, err
+			}
+			defer restore()
+			return timed(b.apex("gc", "--merged"))
+		},
+		func() (time.Duration, error) {
+			names, paths, err := makeMerged(false)
+			if err != nil {
+				return 0, err
+			}
+			defer restore()
+			var cmds []*exec.Cmd
+			for i := range names {
+				cmds = append(cmds, b.git("worktree", "remove", paths[i]), b.git("branch", "-q", "-d", names[i]))
+			}
+			return timed(cmds...)
+		})
 }

@@ -153,9 +153,14 @@ type Branch struct {
 	Committed time.Time
 }
 
-// Branches returns every local branch, in one git call.
-func (r *Repo) Branches(ctx context.Context) (map[string]Branch, error) {
-	out, err := r.Read(ctx, r.CommonDir, "for-each-ref", "--format=%(refname:short)%00%(objectname)%00%(committerdate:unix)", "refs/heads/")
+// Branches returns every local branch, in one git call. Committed is
+// read only withDates: it costs reading every tip commit.
+func (r *Repo) Branches(ctx context.Context, withDates bool) (map[string]Branch, error) {
+	format := "--format=%(refname:short)%00%(objectname)%00"
+	if withDates {
+		format += "%(committerdate:unix)"
+	}
+	out, err := r.Read(ctx, r.CommonDir, "for-each-ref", format, "refs/heads/")
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +173,16 @@ func (r *Repo) Branches(ctx context.Context) (map[string]Branch, error) {
 		}
 	}
 	return branches, nil
+}
+
+// OrigHead is the commit ORIG_HEAD names in the working tree git-apex
+// runs in (each worktree has its own), or "" when there is none.
+func (r *Repo) OrigHead(ctx context.Context) string {
+	out, err := r.Read(ctx, r.Toplevel, "rev-parse", "--verify", "-q", "ORIG_HEAD^{commit}")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
 }
 
 // TouchedPaths returns, for each (from, to) pair of commits, the paths

@@ -65,7 +65,7 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 	if len(live) == 0 {
 		return nil
 	}
-	branches, err := m.Git.Branches(ctx)
+	branches, err := m.Git.Branches(ctx, false)
 	if err != nil {
 		return err
 	}

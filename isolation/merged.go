@@ -71,7 +71,7 @@ func (m *Manager) mergedEnvs(ctx context.Context, envs []*state.Env, branches ma
 		deep = append(deep, e)
 		pairs = append(pairs, [2]string{e.StartCommit, tip})
 	}
-	touched, err := m.Git.TouchedPaths(ctx, pairs)
+	touched, err := m.touchedPaths(ctx, pairs)
 	if err != nil {
 		return nil, err
 	}
@@ -119,4 +119,41 @@ func overlaps(paths []string, set map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// touchedPaths is gitx.TouchedPaths through the state's cache: git reads
+// only the spans the cache lacks, and the cache keeps only these spans.
+func (m *Manager) touchedPaths(ctx context.Context, pairs [][2]string) ([][]string, error) {
+	spans := make([]state.Span, len(pairs))
+	for i, p := range pairs {
+		spans[i] = state.Span{Start: p[0], Tip: p[1]}
+	}
+	known, err := m.Store.Touched(ctx, spans)
+	if err != nil {
+		return nil, err
+	}
+	var missing [][2]string
+	for i, sp := range spans {
+		if _, ok := known[sp]; !ok {
+			missing = append(missing, pairs[i])
+		}
+	}
+	if len(missing) > 0 {
+		found, err := m.Git.TouchedPaths(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		fresh := make(map[state.Span][]string, len(missing))
+		for i, p := range missing {
+			sp := state.Span{Start: p[0], Tip: p[1]}
+			fresh[sp], known[sp] = found[i], found[i]
+		}
+		// A cache that cannot be written (a newer schema, say) only costs time.
+		_ = m.Store.SaveTouched(ctx, fresh, spans)
+	}
+	touched := make([][]string, len(spans))
+	for i, sp := range spans {
+		touched[i] = known[sp]
+	}
+	return touched, nil
 }

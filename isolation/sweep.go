@@ -48,15 +48,23 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 	if err != nil {
 		return nil, err
 	}
-	worktrees, err := lk.Worktrees(ctx)
-	if err != nil {
-		return nil, err
+	// git's worktree list is read only when needed: it costs a git
+	// process that reads every worktree.
+	var worktrees []gitx.Worktree
+	listWorktrees := func() error {
+		if worktrees == nil {
+			worktrees, err = lk.Worktrees(ctx)
+		}
+		return err
 	}
 	var items []SweepItem
 	var present []*state.Env
 	for _, e := range envs {
 		if e.Mode != string(policy.Shared) && !exists(e.Path) {
 			if !opts.DryRun {
+				if err := listWorktrees(); err != nil {
+					return nil, err
+				}
 				if _, _, err := m.heal(ctx, lk, e, worktrees); err != nil {
 					return nil, err
 				}
@@ -66,9 +74,14 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 		}
 		present = append(present, e)
 	}
-	branches, err := m.Git.Branches(ctx)
+	branches, err := m.Git.Branches(ctx, opts.OlderThan > 0)
 	if err != nil {
 		return nil, err
+	}
+	if opts.DryRun {
+		if err := listWorktrees(); err != nil {
+			return nil, err
+		}
 	}
 	merged := map[int64]mergeStatus{}
 	if opts.Merged {
@@ -178,9 +191,6 @@ func (m *Manager) SweepMerged(ctx context.Context, cwd string) ([]SweepItem, err
 	if err != nil || !pol.Worktree.CleanupOnMerge {
 		return nil, err
 	}
-	since, err := m.Git.Commit(ctx, "ORIG_HEAD")
-	if err != nil {
-		since = "" // no ORIG_HEAD: check every env with commits of its own
-	}
-	return m.Sweep(ctx, SweepOptions{Merged: true, Since: since, Cwd: cwd})
+	// Without ORIG_HEAD, every env with commits of its own is checked.
+	return m.Sweep(ctx, SweepOptions{Merged: true, Since: m.Git.OrigHead(ctx), Cwd: cwd})
 }

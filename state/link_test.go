@@ -86,3 +86,25 @@ func TestMigratesVersion1(t *testing.T) {
 		t.Errorf("user_version = %d, want %d", v, SchemaVersion)
 	}
 }
+
+func TestTouchedCacheKeepsOnlyCurrentSpans(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "state.db"))
+	a, b := Span{"s1", "t1"}, Span{"s2", "t2"}
+	if err := s.SaveTouched(ctx, map[Span][]string{a: {"x", "dir/y"}, b: nil}, []Span{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Touched(ctx, []Span{a, b, {"s3", "t3"}})
+	if err != nil || len(got) != 2 || len(got[a]) != 2 || got[a][1] != "dir/y" || got[b] != nil {
+		t.Fatalf("Touched = %v, %v", got, err)
+	}
+	// A later save forgets spans that are no longer current.
+	c := Span{"s1", "t9"}
+	if err := s.SaveTouched(ctx, map[Span][]string{c: {"z"}}, []Span{b, c}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Touched(ctx, []Span{a, b, c})
+	if _, ok := got[a]; ok || len(got) != 2 {
+		t.Errorf("after the second save: %v", got)
+	}
+}

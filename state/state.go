@@ -69,6 +69,15 @@ var migrations = []string{
 		created_at INTEGER NOT NULL
 	);
 	CREATE INDEX links_env ON links(env_id);`,
+
+	// 3: the paths each branch touched, by (start, tip): a cache for the
+	// merged checks the hooks run at every merge.
+	`CREATE TABLE touched (
+		start TEXT NOT NULL,
+		tip   TEXT NOT NULL,
+		paths TEXT NOT NULL,
+		PRIMARY KEY (start, tip)
+	);`,
 }
 
 // SchemaVersion is the schema this binary writes.
