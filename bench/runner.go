@@ -460,10 +460,11 @@ func (b *bench) gc(n int) (row, error) {
 		for range n {
 			name := b.next("m")
 			path := filepath.Join(b.root, "envs", "task-"+name)
-			cmds := []*exec.Cmd{b.git("worktree", "add", "-q", "-b", name, path), b.git("-C", path, "commit", "-q", "--allow-empty", "-m", "work")}
-			if adopt {
+			cmds := []*exec.Cmd{b.git("worktree", "add", "-q", "-b", name, path)}
+			if adopt { // before the commit, so the env has a commit of its own
 				cmds = append(cmds, b.apex("start", "--branch", name, "task", name))
 			}
+			cmds = append(cmds, b.git("-C", path, "commit", "-q", "--allow-empty", "-m", "work"))
 			if err := untimed(cmds...); err != nil {
 				return nil, nil, err
 			}

@@ -130,7 +130,7 @@ func (m *Manager) Trust(revoke bool) (host policy.HostSettings, had bool, err er
 		had, err = store.Revoke(m.repoKey())
 		return host, had, err
 	}
-	pol, err := m.Policy(m.Git.MainRoot())
+	pol, err := m.Policy()
 	if err != nil {
 		return host, false, err
 	}

@@ -41,7 +41,7 @@ func (m *Manager) Doctor(ctx context.Context, fix bool) ([]Finding, error) {
 	} else {
 		add("state", "ok", "schema version %d at %s", version, filepath.Join(m.Git.ApexDir(), "state.db"))
 	}
-	pol, err := m.Policy(m.Git.MainRoot())
+	pol, err := m.Policy()
 	if err != nil {
 		add("policy", "problem", "%v", err)
 		pol = policy.Default()
@@ -50,6 +50,8 @@ func (m *Manager) Doctor(ctx context.Context, fix bool) ([]Finding, error) {
 	}
 	if asksFull(pol) {
 		add("container runtime", "problem", "the policy asks for full isolation, but this build has no container support: those environments fall back to worktrees")
+	} else {
+		add("container runtime", "ok", "not used: this build has no container support, and the policy asks for no full isolation")
 	}
 
 	lk, err := m.Git.Lock(ctx)

@@ -32,7 +32,7 @@ type GCItem struct {
 // GC removes merged and inactive envs and, with Orphans, reports and
 // repairs what git and the state disagree on.
 func (m *Manager) GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
-	pol, err := m.Policy(m.Git.MainRoot())
+	pol, err := m.Policy()
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func (m *Manager) Link(ctx context.Context, alias, target, cwd string) (*state.E
 	if err != nil {
 		return nil, err
 	}
-	pol, err := m.Policy(m.Git.MainRoot())
+	pol, err := m.Policy()
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (m *Manager) users(ctx context.Context, env *state.Env) ([]string, error) {
 // A removal that is refused or fails does not make Finish fail: the env
 // is kept as preserved with the reason, and a warning says so.
 func (m *Manager) Finish(ctx context.Context, identity string, failed bool, cwd string) (*Ending, error) {
-	pol, err := m.Policy(m.Git.MainRoot())
+	pol, err := m.Policy()
 	if err != nil {
 		return nil, err
 	}

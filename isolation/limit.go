@@ -51,7 +51,7 @@ func (m *Manager) makeRoom(ctx context.Context, lk *gitx.Locked, p *plan) error 
 		if tip, ok := merged[e.Branch]; !ok || tip == e.StartCommit {
 			continue
 		}
-		if _, err := m.remove(ctx, lk, e, RemoveOptions{DeleteBranch: p.policy.Worktree.DeleteMergedBranches}); err != nil {
+		if _, err := m.remove(ctx, lk, e, RemoveOptions{DeleteBranch: p.policy.Worktree.DeleteMergedBranches, branchMerged: true}); err != nil {
 			if exitcode.Of(err) == exitcode.Refused {
 				continue // not clean: it stays
 			}

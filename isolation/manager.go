@@ -33,6 +33,9 @@ type Manager struct {
 	Store *state.Store
 	opts  Options
 	trust *trust.Store // opened on first use
+
+	policy    *policy.Policy // loaded on first use
+	policyErr error
 }
 
 // trustStore opens the user's approvals.
@@ -70,14 +73,18 @@ func Open(ctx context.Context, dir string, opts Options) (*Manager, error) {
 // Close closes the state database.
 func (m *Manager) Close() error { return m.Store.Close() }
 
-// Policy loads the policy: the override file when one was given, else
-// the main checkout's working-tree .apex.toml (uncommitted edits
+// Policy loads the policy, once: the override file when one was given,
+// else the main checkout's working-tree .apex.toml (uncommitted edits
 // included), else the built-in defaults.
-func (m *Manager) Policy(mainRoot string) (*policy.Policy, error) {
-	if m.opts.PolicyFile != "" {
-		return policy.Load(m.opts.PolicyFile, true)
+func (m *Manager) Policy() (*policy.Policy, error) {
+	if m.policy == nil && m.policyErr == nil {
+		if m.opts.PolicyFile != "" {
+			m.policy, m.policyErr = policy.Load(m.opts.PolicyFile, true)
+		} else {
+			m.policy, m.policyErr = policy.Load(filepath.Join(m.Git.MainRoot(), policy.FileName), false)
+		}
 	}
-	return policy.Load(filepath.Join(mainRoot, policy.FileName), false)
+	return m.policy, m.policyErr
 }
 
 // warnf prints a warning on stderr.

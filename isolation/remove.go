@@ -15,6 +15,12 @@ type RemoveOptions struct {
 	Force        bool   // discard uncommitted work and unheld commits
 	DeleteBranch bool   // delete the env's branch too
 	Cwd          string // the caller's directory: the env holding it is kept unless Force
+
+	// branchMerged says the caller found the branch merged into its base,
+	// so deleting it loses nothing and needs no further check.
+	branchMerged bool
+	// worktrees is git's worktree list, when the caller has one.
+	worktrees []gitx.Worktree
 }
 
 // RemoveResult says what Remove did.
@@ -46,9 +52,12 @@ func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOption
 // remove is Remove for an env already found, under the lock.
 func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, opts RemoveOptions) (*RemoveResult, error) {
 	identity := env.Identity
-	worktrees, err := lk.Worktrees(ctx)
-	if err != nil {
-		return nil, err
+	worktrees := opts.worktrees
+	if worktrees == nil {
+		var err error
+		if worktrees, err = lk.Worktrees(ctx); err != nil {
+			return nil, err
+		}
 	}
 	wt, found, err := m.heal(ctx, lk, env, worktrees)
 	if err != nil {
@@ -92,7 +101,7 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 		if holder, ok := gitx.WorktreeOnBranch(worktrees, env.Branch); ok && holder.Path != wt.Path && !holder.Prunable {
 			return nil, refuse("branch %s is checked out in %s; switch that checkout away first", env.Branch, holder.Path)
 		}
-		if !opts.Force {
+		if !opts.Force && !opts.branchMerged {
 			if err := m.checkBranchHeld(ctx, lk, env); err != nil {
 				return nil, refuse("%v; merge or push it first, or run `git apex remove --force --delete-branch %s`", err, identity)
 			}
@@ -161,7 +170,7 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 // An invalid policy stops the removal, since its hooks cannot be known,
 // unless force.
 func (m *Manager) removeHooks(env *state.Env, force bool) (policy.Hooks, error) {
-	pol, err := m.Policy(m.Git.MainRoot())
+	pol, err := m.Policy()
 	if err != nil {
 		if !force {
 			return policy.Hooks{}, fmt.Errorf("%w; its pre_remove hooks cannot be known: fix it, or run `git apex remove --force %s`", err, env.Identity)

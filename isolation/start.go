@@ -110,7 +110,7 @@ func (m *Manager) reuse(ctx context.Context, id string) (*StartResult, error) {
 // startChild makes a new identity a sub-task of its parent: a link, of
 // kind parent, to the parent's env.
 func (m *Manager) startChild(ctx context.Context, req StartRequest) (*StartResult, error) {
-	pol, err := m.Policy(m.Git.MainRoot())
+	pol, err := m.Policy()
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ type plan struct {
 // plan resolves what the policy says for a start; it runs no git.
 func (m *Manager) plan(req StartRequest) (*plan, error) {
 	mainRoot := m.Git.MainRoot()
-	pol, err := m.Policy(mainRoot)
+	pol, err := m.Policy()
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ type SweepItem struct {
 // [worktree].delete_merged_branches. It returns an item for every live
 // env it looked at, with what it did and why.
 func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, error) {
-	pol, err := m.Policy(m.Git.MainRoot())
+	pol, err := m.Policy()
 	if err != nil {
 		return nil, err
 	}
@@ -78,11 +78,7 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 	if err != nil {
 		return nil, err
 	}
-	if opts.DryRun {
-		if err := listWorktrees(); err != nil {
-			return nil, err
-		}
-	}
+
 	merged := map[int64]mergeStatus{}
 	if opts.Merged {
 		if merged, err = m.mergedEnvs(ctx, present, branches, opts.Since); err != nil {
@@ -112,6 +108,9 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 			item.Kept = st.Kept
 		}
 		if item.Why != "" {
+			if err := listWorktrees(); err != nil {
+				return nil, err
+			}
 			m.sweepOne(ctx, lk, &item, opts, item.Merged && pol.Worktree.DeleteMergedBranches, worktrees)
 		}
 		items = append(items, item)
@@ -127,7 +126,8 @@ func (m *Manager) sweepOne(ctx context.Context, lk *gitx.Locked, item *SweepItem
 		item.Removed = item.Kept == ""
 		return
 	}
-	res, err := m.remove(ctx, lk, item.Env, RemoveOptions{Cwd: opts.Cwd, DeleteBranch: deleteBranch})
+	res, err := m.remove(ctx, lk, item.Env, RemoveOptions{Cwd: opts.Cwd, DeleteBranch: deleteBranch,
+		branchMerged: item.Merged, worktrees: worktrees})
 	if err == nil {
 		item.Removed, item.BranchDeleted = true, res.BranchDeleted
 		return
@@ -187,7 +187,7 @@ func roundDuration(d time.Duration) string {
 // brought in (since ORIG_HEAD), when [worktree].cleanup_on_merge. It
 // keeps the env holding cwd.
 func (m *Manager) SweepMerged(ctx context.Context, cwd string) ([]SweepItem, error) {
-	pol, err := m.Policy(m.Git.MainRoot())
+	pol, err := m.Policy()
 	if err != nil || !pol.Worktree.CleanupOnMerge {
 		return nil, err
 	}
