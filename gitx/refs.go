@@ -106,43 +106,10 @@ func (c Changes) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// Status reads `git status --porcelain -z` in the working tree at dir.
+// Status reads what `git status` reports in the working tree at dir.
 func (r *Repo) Status(ctx context.Context, dir string) (Changes, error) {
-	out, err := r.Read(ctx, dir, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none")
-	if err != nil {
-		return Changes{}, err
-	}
-	return parseStatus(out), nil
-}
-
-func parseStatus(out string) Changes {
-	var c Changes
-	fields := strings.Split(out, "\x00")
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		if len(f) < 3 {
-			continue
-		}
-		x, y := f[0], f[1]
-		switch {
-		case x == '?' && y == '?':
-			c.Untracked++
-			continue
-		case x == 'U' || y == 'U' || (x == 'A' && y == 'A') || (x == 'D' && y == 'D'):
-			c.Modified++
-			continue
-		}
-		if x != ' ' {
-			c.Staged++
-		}
-		if y != ' ' {
-			c.Modified++
-		}
-		if x == 'R' || x == 'C' {
-			i++ // a rename or copy carries its source path in the next field
-		}
-	}
-	return c
+	st, err := r.StatusAgainst(ctx, dir, "", "", false)
+	return st.Changes, err
 }
 
 // InitSubmodules initialises and checks out the submodules of the

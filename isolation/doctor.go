@@ -59,11 +59,7 @@ func (m *Manager) Doctor(ctx context.Context, fix bool) ([]Finding, error) {
 		return nil, err
 	}
 	defer lk.Unlock()
-	worktrees, err := lk.Worktrees(ctx)
-	if err != nil {
-		return nil, err
-	}
-	envs, err := m.Store.Envs(ctx, false)
+	worktrees, envs, err := m.snapshot(ctx, lk)
 	if err != nil {
 		return nil, err
 	}

@@ -85,11 +85,7 @@ func (m *Manager) orphans(ctx context.Context, pol *policy.Policy, opts GCOption
 		return nil, err
 	}
 	defer lk.Unlock()
-	worktrees, err := lk.Worktrees(ctx)
-	if err != nil {
-		return nil, err
-	}
-	envs, err := m.Store.Envs(ctx, false)
+	worktrees, envs, err := m.snapshot(ctx, lk)
 	if err != nil {
 		return nil, err
 	}

@@ -115,6 +115,16 @@ func (m *Manager) apply(ctx context.Context, lk *gitx.Locked, env *state.Env, d 
 	return nil
 }
 
+// snapshot reads git's worktrees and the live envs, under the lock.
+func (m *Manager) snapshot(ctx context.Context, lk *gitx.Locked) ([]gitx.Worktree, []*state.Env, error) {
+	worktrees, err := lk.Worktrees(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	envs, err := m.Store.Envs(ctx, false)
+	return worktrees, envs, err
+}
+
 // droppedNote names the links a destroyed env took with it.
 func droppedNote(aliases []string) string {
 	if len(aliases) == 0 {
