@@ -61,3 +61,12 @@ func Of(err error) int {
 	}
 	return Failure
 }
+
+// Status is a command's own exit status passed through (git apex exec):
+// main exits with it and prints nothing.
+type Status int
+
+func (s Status) Error() string { return "" }
+
+// ExitCode returns the status.
+func (s Status) ExitCode() int { return int(s) }

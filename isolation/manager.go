@@ -36,6 +36,9 @@ type Manager struct {
 
 	policy    *policy.Policy // loaded on first use
 	policyErr error
+
+	rt    Runtime // the container runtime, connected on first use
+	rtErr error   // why there is none
 }
 
 // trustStore opens the user's approvals.
@@ -70,8 +73,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Manager, error) {
 	return &Manager{Git: repo, Store: store, opts: opts}, nil
 }
 
-// Close closes the state database.
-func (m *Manager) Close() error { return m.Store.Close() }
+// Close closes the state database and the runtime connection.
+func (m *Manager) Close() error {
+	if m.rt != nil {
+		m.rt.Close()
+	}
+	return m.Store.Close()
+}
 
 // Policy loads the policy, once: the override file when one was given,
 // else the main checkout's working-tree .apex.toml (uncommitted edits

@@ -23,9 +23,15 @@ type provider interface {
 	remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error
 }
 
-var providers = map[policy.Mode]provider{
-	policy.Worktree: worktreeProvider{},
-	policy.Shared:   sharedProvider{},
+// provider returns the provider of a mode.
+func (m *Manager) provider(mode policy.Mode) provider {
+	switch mode {
+	case policy.Full:
+		return containerProvider{m: m}
+	case policy.Shared:
+		return sharedProvider{}
+	}
+	return worktreeProvider{}
 }
 
 // unbranch is the undo of a start that may have created the plan's

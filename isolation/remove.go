@@ -136,7 +136,7 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 		}
 	}
 	if removeTree {
-		if err := providers[policy.Mode(env.Mode)].remove(ctx, lk, env, opts.Force); err != nil {
+		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env, opts.Force); err != nil {
 			if rerr := dirtyRefusal(); rerr != nil {
 				return nil, rerr
 			}

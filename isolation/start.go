@@ -43,7 +43,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 	if req.Parent != "" {
 		return m.startChild(ctx, req)
 	}
-	p, err := m.plan(req)
+	p, err := m.plan(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -167,10 +167,15 @@ type plan struct {
 	main         gitx.Worktree  // the main checkout as check found it
 	adopt        *gitx.Worktree // an existing worktree on the branch, to record as the env
 	recreate     bool           // the identity's env was deleted by hand and is made again
+	strict       bool           // never fall back from the asked mode
+	fallback     string         // why the env gets a weaker mode than asked
+	container    string         // the container made for a full env
 }
 
-// plan resolves what the policy says for a start; it runs no git.
-func (m *Manager) plan(req StartRequest) (*plan, error) {
+// plan resolves what the policy says for a start; it runs no git. For
+// full isolation it makes sure of the runtime and the image (pulling it),
+// before the repository lock, and falls back to worktree when it cannot.
+func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 	mainRoot := m.Git.MainRoot()
 	pol, err := m.Policy()
 	if err != nil {
@@ -183,11 +188,14 @@ func (m *Manager) plan(req StartRequest) (*plan, error) {
 	p := &plan{req: req, id: id, policy: pol, mainRoot: mainRoot}
 	p.asked = pol.Mode(id.Workflow, req.Isolation)
 	p.mode = p.asked
+	p.strict = req.Strict || pol.Isolation.Strict
 	if p.asked == policy.Full {
-		if req.Strict || pol.Isolation.Strict {
-			return nil, exitcode.New(exitcode.Runtime, "cannot start %s in full isolation: this build of git-apex has no container support yet, and strict mode forbids falling back", id)
+		if reason := m.prepareFull(ctx, pol); reason != "" {
+			if p.strict {
+				return nil, strictFull(id, reason)
+			}
+			p.mode, p.fallback = policy.Worktree, reason
 		}
-		p.mode = policy.Worktree
 	}
 	switch {
 	case req.Detach || pol.Workflow[id.Workflow].Detach:
@@ -342,8 +350,15 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartR
 		m.notef("adopted the existing worktree %s for %s", p.path, env.Identity)
 		return &StartResult{Env: env, Adopted: true}, nil
 	}
-	prov := providers[p.mode]
-	undo, err := prov.create(ctx, lk, p)
+	undo, err := m.provider(p.mode).create(ctx, lk, p)
+	if err != nil && isContainerError(err) && !p.strict {
+		// The worktree is made; only its container failed: keep the worktree.
+		p.mode, p.fallback, err = policy.Worktree, err.Error(), nil
+		env.Mode = string(p.mode)
+	} else if err != nil && isContainerError(err) {
+		err = strictFull(p.id, err.Error())
+	}
+	env.Container = p.container
 	if err == nil {
 		kind := "created"
 		if p.recreate {
@@ -366,9 +381,9 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartR
 	if p.branch == "" {
 		m.notef("reviewing at commit %s", short(p.start)[:min(7, len(p.start))])
 	}
-	if p.asked != p.mode {
-		m.warnf("%s asked for %s isolation, which this build does not support yet; using %s", env.Identity, p.asked, p.mode)
-		if err := m.Store.Save(ctx, env, "fallback", fmt.Sprintf("%s -> %s: no container support", p.asked, p.mode)); err != nil {
+	if p.fallback != "" {
+		m.warnf("%s asked for %s isolation but gets %s: %s", env.Identity, p.asked, p.mode, p.fallback)
+		if err := m.Store.Save(ctx, env, "fallback", fmt.Sprintf("%s -> %s: %s", p.asked, p.mode, p.fallback)); err != nil {
 			return nil, err
 		}
 	}

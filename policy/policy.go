@@ -88,6 +88,7 @@ type Container struct {
 	User    string            `toml:"user"`
 	Env     map[string]string `toml:"env"`
 	Volumes map[string]string `toml:"volumes"`
+	Shell   string            `toml:"shell"` // what `git apex shell` runs inside
 }
 
 // Workflow is one [workflow.NAME] table.
@@ -127,7 +128,7 @@ func Default() *Policy {
 			StaleAfter:           Duration(7 * 24 * time.Hour),
 			Submodules:           true,
 		},
-		Container: Container{Network: "bridge", User: "host"},
+		Container: Container{Network: "bridge", User: "host", Shell: "/bin/sh"},
 	}
 }
 

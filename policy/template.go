@@ -43,6 +43,7 @@ setup = []
 # memory = "2g"
 network = "bridge"
 user = "host"
+shell = "/bin/sh"
 
 # [workflow.feature]
 # isolation = "full"

@@ -54,6 +54,8 @@ func newApp() *cli.App {
 			closeCommand(),
 			finishCommand(),
 			logCommand(),
+			execCommand(),
+			shellCommand(),
 			trustCommand(),
 			gcCommand(),
 			doctorCommand(),

@@ -26,7 +26,7 @@ func TestInstall(t *testing.T) {
 	}
 	bin := filepath.Join(prefix, "bin")
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "MANPAGER=cat", "GIT_PAGER=cat", "MANWIDTH=80")
-	out, err := runIn(env, "git", "apex", "--version")
+	out, err := runWithEnv(env, "git", "apex", "--version")
 	if err != nil || !strings.HasPrefix(out, "git-apex version ") {
 		t.Errorf("git apex --version: %v: %s", err, out)
 	}
@@ -34,17 +34,17 @@ func TestInstall(t *testing.T) {
 		t.Skip("no man on this machine: cannot render git-apex.1 (.ci/run installs man-db)")
 	}
 	page := filepath.Join(prefix, "share", "man", "man1", "git-apex.1")
-	out, err = runIn(env, "man", "-l", page)
+	out, err = runWithEnv(env, "man", "-l", page)
 	if err != nil || !strings.Contains(out, "git-apex") || !strings.Contains(out, "remove") {
 		t.Errorf("man -l %s: %v\n%s", page, err, out)
 	}
-	out, err = runIn(env, "git", "apex", "--help")
+	out, err = runWithEnv(env, "git", "apex", "--help")
 	if err != nil || !strings.Contains(out, "isolated place to work") {
 		t.Errorf("git apex --help: %v\n%s", err, out)
 	}
 }
 
-func runIn(env []string, name string, args ...string) (string, error) {
+func runWithEnv(env []string, name string, args ...string) (string, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()

@@ -25,7 +25,9 @@ func run(args []string) int {
 	if err == nil {
 		return exitcode.OK
 	}
-	fmt.Fprintf(os.Stderr, "git-apex: %v\n", err)
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(os.Stderr, "git-apex: %s\n", msg)
+	}
 	if ctx.Err() != nil {
 		return exitcode.Interrupted
 	}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/isolation"
+)
+
+func execCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "exec",
+		Usage:     "run a command in an environment and exit with its exit code",
+		UsageText: "git apex exec <identity> -- <command> [args...]",
+		Description: "In a full environment the command runs inside its container (started again if it stopped, " +
+			"made again if it was deleted); otherwise in its worktree. Its stdout and stderr stay apart, stdin is " +
+			"passed, and Ctrl-C stops it. It gets a terminal when stdin and stdout are one.",
+		Action: func(c *cli.Context) error {
+			args, err := positional(c, 2, 1<<20, "<identity> -- <command> [args...]")
+			if err != nil {
+				return err
+			}
+			return runIn(c, args[0], args[1:])
+		},
+	}
+}
+
+func shellCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "shell",
+		Usage:       "open an interactive shell in an environment",
+		UsageText:   "git apex shell <identity>",
+		Description: "$SHELL in the worktree; in a full environment, [container].shell (default /bin/sh) inside its container.",
+		Action: func(c *cli.Context) error {
+			args, err := positional(c, 1, 1, "<identity>")
+			if err != nil {
+				return err
+			}
+			return runIn(c, args[0], nil)
+		},
+	}
+}
+
+// runIn runs argv (a shell when nil) in an env with this process's
+// standard streams, and passes its exit code on.
+func runIn(c *cli.Context, identity string, argv []string) error {
+	tty := isTerminal(os.Stdin) && isTerminal(os.Stdout)
+	if tty {
+		restore, err := makeRaw(int(os.Stdin.Fd()))
+		if err != nil {
+			return err
+		}
+		defer restore()
+	}
+	return withManager(c, func(m *isolation.Manager) error {
+		code, err := m.Exec(c.Context, isolation.ExecRequest{Identity: identity, Cmd: argv, TTY: tty,
+			Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+		if err != nil {
+			return err
+		}
+		if code != 0 {
+			return exitcode.Status(code)
+		}
+		return nil
+	})
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// makeRaw puts the terminal in raw mode, so keys reach the command as
+// typed, and returns what restores it.
+func makeRaw(fd int) (func(), error) {
+	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return nil, err
+	}
+	raw := *old
+	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	raw.Oflag &^= unix.OPOST
+	raw.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	raw.Cflag &^= unix.CSIZE | unix.PARENB
+	raw.Cflag |= unix.CS8
+	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
+		return nil, err
+	}
+	return func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) }, nil
+}

@@ -1,0 +1,146 @@
+package isolation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
+)
+
+// ExecRequest is a command to run in an env.
+type ExecRequest struct {
+	Identity string
+	Cmd      []string // nil: an interactive shell
+	TTY      bool     // give it a terminal (the caller's must be in raw mode)
+	Stdin    io.Reader
+	Stdout   io.Writer
+	Stderr   io.Writer
+}
+
+// Exec runs a command in an env: inside its container for a full env
+// (starting the container if it stopped, making it again if it was
+// deleted), in its worktree otherwise. It returns the command's exit code.
+func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
+	env, _, err := m.resolve(ctx, r.Identity)
+	if err != nil {
+		return -1, err
+	}
+	if !exists(env.Path) {
+		return -1, exitcode.New(exitcode.NotFound, "cannot run in %s: its worktree %s is gone; `git apex start %s` makes it again", env.Identity, env.Path, env.Identity)
+	}
+	cmd := r.Cmd
+	if env.Mode != string(policy.Full) {
+		if cmd == nil {
+			cmd = []string{os.Getenv("SHELL")}
+			if cmd[0] == "" {
+				cmd[0] = "/bin/sh"
+			}
+		}
+		return runLocal(ctx, env, cmd, r)
+	}
+	id, err := m.ensureContainer(ctx, env)
+	if err != nil {
+		return -1, err
+	}
+	if cmd == nil {
+		pol, err := m.Policy()
+		if err != nil {
+			return -1, err
+		}
+		cmd = []string{pol.Container.Shell}
+	}
+	spec := ExecSpec{Cmd: cmd, WorkDir: env.Path, TTY: r.TTY, Stdin: r.Stdin, Stdout: r.Stdout, Stderr: r.Stderr,
+		Env: apexVars(env)}
+	if r.TTY {
+		spec.Env = append(spec.Env, "TERM="+os.Getenv("TERM"))
+	}
+	return m.rt.Exec(ctx, id, spec)
+}
+
+// apexVars are the variables a command sees of its env.
+func apexVars(env *state.Env) []string {
+	return []string{"APEX_ID=" + env.Identity, "APEX_PATH=" + env.Path, "APEX_BRANCH=" + env.Branch,
+		"APEX_BASE=" + env.Base, "APEX_WORKFLOW=" + env.Workflow, "APEX_MODE=" + env.Mode}
+}
+
+// runLocal runs a command in the env's directory on the host. An
+// interrupt reaches it as SIGINT; it is killed if it lingers.
+func runLocal(ctx context.Context, env *state.Env, argv []string, r ExecRequest) (int, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = env.Path
+	cmd.Env = append(gitx.CleanEnv(), apexVars(env)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.Stdin, r.Stdout, r.Stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
+		return exit.ExitCode(), ctx.Err()
+	case errors.As(err, &exit):
+		return 128 + int(exit.Sys().(syscall.WaitStatus).Signal()), ctx.Err()
+	}
+	return -1, fmt.Errorf("cannot run %s in %s: %w", argv[0], env.Identity, err)
+}
+
+// ensureContainer returns a running container for a full env: it starts
+// one that stopped and, under the repository lock, makes one that was
+// deleted by hand again.
+func (m *Manager) ensureContainer(ctx context.Context, env *state.Env) (string, error) {
+	rt, err := m.runtime(ctx)
+	if err != nil {
+		return "", exitcode.New(exitcode.Runtime, "cannot run in %s: %v", env.Identity, err)
+	}
+	st, err := rt.State(ctx, env.Container)
+	if err != nil {
+		return "", err
+	}
+	switch st {
+	case "running":
+		return env.Container, nil
+	case "missing":
+	default:
+		if err := rt.Start(ctx, env.Container); err != nil {
+			return "", fmt.Errorf("cannot start the container of %s: %w", env.Identity, err)
+		}
+		return env.Container, nil
+	}
+	lk, err := m.Git.Lock(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer lk.Unlock()
+	fresh, err := m.Store.Live(ctx, env.Identity)
+	if err != nil {
+		return "", err
+	}
+	if fresh != nil && fresh.Container != env.Container {
+		return fresh.Container, nil // made again meanwhile
+	}
+	pol, err := m.Policy()
+	if err != nil {
+		return "", err
+	}
+	id, err := m.makeContainer(ctx, env, pol)
+	if err != nil {
+		return "", exitcode.New(exitcode.Runtime, "cannot make the container of %s again: %v", env.Identity, err)
+	}
+	old := env.Container
+	env.Container = id
+	if err := m.Store.Save(ctx, env, "recreated", "container "+short(old)+" was gone; made "+short(id)); err != nil {
+		return "", err
+	}
+	m.notef("%s: its container was gone; made it again", env.Identity)
+	return id, nil
+}

@@ -1,0 +1,303 @@
+package isolation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+)
+
+// Runtime is the container engine behind full mode. It is the only place
+// that talks to Docker; everything else uses this interface.
+type Runtime interface {
+	// Version is the engine's version; an error when it does not answer.
+	Version(ctx context.Context) (string, error)
+	// EnsureImage pulls image unless it is there, reporting progress.
+	EnsureImage(ctx context.Context, image string, progress io.Writer) error
+	// Create makes (and does not start) a container.
+	Create(ctx context.Context, spec ContainerSpec) (string, error)
+	Start(ctx context.Context, id string) error
+	// State is "running", "exited", ... or "missing".
+	State(ctx context.Context, id string) (string, error)
+	// List returns the containers carrying all the given labels.
+	List(ctx context.Context, labels map[string]string) ([]ContainerInfo, error)
+	// Remove deletes a container, running or not; a missing one is fine.
+	Remove(ctx context.Context, id string) error
+	// Exec runs a command in a running container and returns its exit code.
+	Exec(ctx context.Context, id string, spec ExecSpec) (int, error)
+	Close() error
+}
+
+// ContainerSpec describes a container to create.
+type ContainerSpec struct {
+	Name    string
+	Image   string
+	Labels  map[string]string
+	Binds   []Bind   // host paths, mounted at the same or another path
+	Hidden  []string // paths covered by an empty read-only tmpfs
+	WorkDir string
+	User    string // uid:gid, or a name the image knows
+	Env     []string
+	CPUs    float64
+	Memory  int64
+	Pids    int64
+	Network string
+	Cmd     []string // the long-lived process, run under an init that reaps children
+}
+
+// Bind mounts a host path into the container.
+type Bind struct {
+	Source, Target string
+	ReadOnly       bool
+}
+
+// ContainerInfo is a container found by List.
+type ContainerInfo struct {
+	ID     string
+	Name   string
+	State  string
+	Labels map[string]string
+}
+
+// ExecSpec is a command to run in a container.
+type ExecSpec struct {
+	Cmd            []string
+	WorkDir        string
+	User           string
+	Env            []string
+	TTY            bool
+	Stdin          io.Reader // nil: no input
+	Stdout, Stderr io.Writer
+}
+
+// dockerRuntime is Runtime over the Docker Engine API.
+type dockerRuntime struct {
+	cli *client.Client
+}
+
+// NewDockerRuntime connects to the engine DOCKER_HOST names (the default
+// socket otherwise), negotiating the API version. It does not contact it.
+func NewDockerRuntime() (Runtime, error) {
+	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, err
+	}
+	return &dockerRuntime{cli: cli}, nil
+}
+
+func (d *dockerRuntime) Close() error { return d.cli.Close() }
+
+func (d *dockerRuntime) Version(ctx context.Context) (string, error) {
+	v, err := d.cli.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return "", err
+	}
+	return v.Version, nil
+}
+
+func (d *dockerRuntime) EnsureImage(ctx context.Context, image string, progress io.Writer) error {
+	if _, err := d.cli.ImageInspect(ctx, image); err == nil {
+		return nil
+	} else if !cerrdefs.IsNotFound(err) {
+		return err
+	}
+	fmt.Fprintf(progress, "pulling image %s\n", image)
+	resp, err := d.cli.ImagePull(ctx, image, client.ImagePullOptions{})
+	if err != nil {
+		return err
+	}
+	defer resp.Close()
+	return reportPull(resp, progress)
+}
+
+// reportPull reads the engine's pull messages: on a terminal it keeps one
+// line up to date; elsewhere it says only what changed state.
+func reportPull(r io.Reader, out io.Writer) error {
+	tty := isTerminal(out)
+	dec := json.NewDecoder(r)
+	last := ""
+	for {
+		var msg struct {
+			Status, Progress, ID string
+			Error                string `json:"error"`
+		}
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return err
+		}
+		if msg.Error != "" {
+			return errors.New(msg.Error)
+		}
+		line := strings.TrimSpace(msg.ID + " " + msg.Status + " " + msg.Progress)
+		switch {
+		case tty:
+			fmt.Fprintf(out, "\r\033[K%s", line)
+		case msg.Status != last:
+			fmt.Fprintln(out, line)
+		}
+		last = msg.Status
+	}
+	if tty {
+		fmt.Fprintln(out)
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+func (d *dockerRuntime) Create(ctx context.Context, s ContainerSpec) (string, error) {
+	init := true
+	host := &container.HostConfig{
+		Init:        &init,
+		NetworkMode: container.NetworkMode(s.Network),
+		Resources: container.Resources{
+			NanoCPUs:  int64(s.CPUs * 1e9),
+			Memory:    s.Memory,
+			PidsLimit: &s.Pids,
+		},
+	}
+	for _, b := range s.Binds {
+		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: b.Source, Target: b.Target, ReadOnly: b.ReadOnly})
+	}
+	for _, p := range s.Hidden {
+		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeTmpfs, Target: p, ReadOnly: true})
+	}
+	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name: s.Name,
+		Config: &container.Config{
+			Image: s.Image, Labels: s.Labels, WorkingDir: s.WorkDir, User: s.User, Env: s.Env, Cmd: s.Cmd,
+		},
+		HostConfig: host,
+	})
+	return res.ID, err
+}
+
+func (d *dockerRuntime) Start(ctx context.Context, id string) error {
+	_, err := d.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	return err
+}
+
+func (d *dockerRuntime) State(ctx context.Context, id string) (string, error) {
+	res, err := d.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if cerrdefs.IsNotFound(err) {
+		return "missing", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if res.Container.State == nil {
+		return "unknown", nil
+	}
+	return string(res.Container.State.Status), nil
+}
+
+func (d *dockerRuntime) List(ctx context.Context, labels map[string]string) ([]ContainerInfo, error) {
+	f := client.Filters{}
+	for k, v := range labels {
+		f.Add("label", k+"="+v)
+	}
+	res, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	var out []ContainerInfo
+	for _, c := range res.Items {
+		name := ""
+		if len(c.Names) > 0 {
+			name = strings.TrimPrefix(c.Names[0], "/")
+		}
+		out = append(out, ContainerInfo{ID: c.ID, Name: name, State: string(c.State), Labels: c.Labels})
+	}
+	return out, nil
+}
+
+func (d *dockerRuntime) Remove(ctx context.Context, id string) error {
+	_, err := d.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, error) {
+	created, err := d.cli.ExecCreate(ctx, id, client.ExecCreateOptions{
+		Cmd: s.Cmd, WorkingDir: s.WorkDir, User: s.User, Env: s.Env, TTY: s.TTY,
+		AttachStdin: s.Stdin != nil, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return -1, err
+	}
+	att, err := d.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{TTY: s.TTY})
+	if err != nil {
+		return -1, err
+	}
+	defer att.Close()
+	if s.Stdin != nil {
+		go func() {
+			io.Copy(att.Conn, s.Stdin)
+			att.CloseWrite()
+		}()
+	}
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		if s.TTY {
+			_, err = io.Copy(s.Stdout, att.Reader)
+		} else {
+			_, err = stdcopy.StdCopy(s.Stdout, s.Stderr, att.Reader)
+		}
+		done <- err
+	}()
+	var once sync.Once
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// Interrupted: stop the command inside, then stop reading.
+		once.Do(func() { d.signal(context.WithoutCancel(ctx), created.ID, s.TTY, att) })
+		err = <-done
+	}
+	if err != nil && ctx.Err() == nil {
+		return -1, err
+	}
+	info, ierr := d.cli.ExecInspect(context.WithoutCancel(ctx), created.ID, client.ExecInspectOptions{})
+	if ierr != nil {
+		return -1, ierr
+	}
+	if ctx.Err() != nil {
+		return info.ExitCode, ctx.Err()
+	}
+	return info.ExitCode, nil
+}
+
+// signal stops an interrupted exec: through the terminal with Ctrl-C, or
+// by a TERM to the exec'd process.
+func (d *dockerRuntime) signal(ctx context.Context, execID string, tty bool, att client.ExecAttachResult) {
+	if tty {
+		att.Conn.Write([]byte{3})
+		return
+	}
+	if info, err := d.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{}); err == nil && info.PID > 0 {
+		if p, err := os.FindProcess(info.PID); err == nil {
+			p.Signal(os.Interrupt)
+		}
+	}
+	att.Close()
+}
