@@ -16,6 +16,8 @@ man: build
 
 test:
 	$(GO) vet ./...
+	@docker image inspect apex-test:latest >/dev/null 2>&1 || \
+		echo "make test: no Docker daemon with image apex-test:latest: the container scenarios are SKIPPED (.ci/run starts a daemon and builds the image)"
 	$(GO) test ./...
 
 install:

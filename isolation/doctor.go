@@ -48,10 +48,13 @@ func (m *Manager) Doctor(ctx context.Context, fix bool) ([]Finding, error) {
 	} else {
 		add("policy", "ok", "%s", pick(pol.File == "", "(built-in defaults)", pol.File))
 	}
-	if asksFull(pol) {
-		add("container runtime", "problem", "the policy asks for full isolation, but this build has no container support: those environments fall back to worktrees")
-	} else {
-		add("container runtime", "ok", "not used: this build has no container support, and the policy asks for no full isolation")
+	switch version, err := m.RuntimeVersion(ctx); {
+	case err == nil:
+		add("container runtime", "ok", "Docker Engine %s", version)
+	case asksFull(pol):
+		add("container runtime", "problem", "the policy asks for full isolation, but %v: those environments fall back to worktrees", err)
+	default:
+		add("container runtime", "ok", "none answers, and the policy asks for no full isolation (%v)", err)
 	}
 
 	lk, err := m.Git.Lock(ctx)
@@ -81,6 +84,7 @@ func (m *Manager) Doctor(ctx context.Context, fix bool) ([]Finding, error) {
 			add(e.Identity, "problem", "%s; `git apex doctor --fix` repairs the record", d.describe(e))
 		}
 	}
+	out = append(out, m.checkContainers(ctx, envs, fix)...)
 	root := envRoot(pol, m.Git.MainRoot())
 	for _, wt := range worktrees[1:] {
 		switch {
@@ -132,4 +136,33 @@ func staleGitLocks(commonDir string) []string {
 		}
 	}
 	return stale
+}
+
+// checkContainers reports full envs whose container is gone; with fix it
+// makes them again.
+func (m *Manager) checkContainers(ctx context.Context, envs []*state.Env, fix bool) []Finding {
+	rt, err := m.runtime(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []Finding
+	for _, e := range envs {
+		if e.Mode != string(policy.Full) || !e.Live() {
+			continue
+		}
+		st, err := rt.State(ctx, e.Container)
+		switch {
+		case err != nil:
+			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "cannot inspect its container: " + err.Error()})
+		case st == "missing" && fix:
+			if _, err := m.remakeContainer(ctx, e); err != nil {
+				out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: err.Error()})
+			} else {
+				out = append(out, Finding{Check: e.Identity, Status: "fixed", Detail: "its container was deleted by hand; made it again"})
+			}
+		case st == "missing":
+			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "its container was deleted by hand; `git apex doctor --fix` or `git apex exec` makes it again"})
+		}
+	}
+	return out
 }

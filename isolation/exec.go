@@ -128,6 +128,12 @@ func (m *Manager) ensureContainer(ctx context.Context, env *state.Env) (string, 
 	if fresh != nil && fresh.Container != env.Container {
 		return fresh.Container, nil // made again meanwhile
 	}
+	return m.remakeContainer(ctx, env)
+}
+
+// remakeContainer makes a full env's container again and records it. The
+// caller holds the repository lock.
+func (m *Manager) remakeContainer(ctx context.Context, env *state.Env) (string, error) {
 	pol, err := m.Policy()
 	if err != nil {
 		return "", err

@@ -122,7 +122,43 @@ func (m *Manager) orphans(ctx context.Context, pol *policy.Policy, opts GCOption
 			return nil, err
 		}
 	}
-	return items, nil
+	return append(items, m.orphanContainers(ctx, envs, opts)...), nil
+}
+
+// orphanContainers finds this repository's labelled containers that no
+// live env owns, a killed start's say; Force removes them.
+func (m *Manager) orphanContainers(ctx context.Context, envs []*state.Env, opts GCOptions) []GCItem {
+	rt, err := m.runtime(ctx)
+	if err != nil {
+		return nil // no runtime: no containers to find
+	}
+	found, err := rt.List(ctx, map[string]string{labelRepo: realPath(m.Git.CommonDir)})
+	if err != nil {
+		return []GCItem{{Action: "kept", Target: "containers", Reason: "cannot list them: " + err.Error()}}
+	}
+	owned := map[string]bool{}
+	for _, e := range envs {
+		if e.Container != "" {
+			owned[e.Container] = true
+		}
+	}
+	var items []GCItem
+	for _, c := range found {
+		if owned[c.ID] {
+			continue
+		}
+		item := GCItem{Action: "found", Target: "container " + c.Name,
+			Reason: "labelled for " + c.Labels[labelEnv] + ", which no environment owns; `git apex gc --orphans --force` removes it"}
+		if opts.Force && !opts.DryRun {
+			if err := rt.Remove(ctx, c.ID); err != nil {
+				item.Reason = "cannot remove it: " + err.Error()
+			} else {
+				item.Action, item.Reason = "removed", "labelled for "+c.Labels[labelEnv]+", which no environment owns"
+			}
+		}
+		items = append(items, item)
+	}
+	return items
 }
 
 // unknownWorktree reports, or with Force adopts, a worktree under the env

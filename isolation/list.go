@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/state"
@@ -22,7 +23,10 @@ type Listed struct {
 	Ahead   int           // commits on its branch that its base lacks
 	Behind  int           // commits on its base that its branch lacks
 	Merged  string        // why its branch counts as merged; "" when not
-	Problem string        // what could not be read
+	// Container is the state of a full env's container: running, exited,
+	// missing, ...; "unknown" when no runtime answers.
+	Container string
+	Problem   string // what could not be read
 }
 
 // List returns the envs with their links, oldest first, after healing
@@ -73,6 +77,13 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 	if err != nil {
 		return err
 	}
+	var rt Runtime
+	for _, e := range live {
+		if e.Mode == string(policy.Full) {
+			rt, _ = m.runtime(ctx)
+			break
+		}
+	}
 	var g errgroup.Group
 	g.SetLimit(2 * runtime.NumCPU())
 	for i := range listed {
@@ -83,6 +94,14 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 		l.Merged = merged[l.Env.ID].Reason
 		_, baseIsLocal := branches[l.Env.Base]
 		g.Go(func() error {
+			if l.Env.Mode == string(policy.Full) {
+				l.Container = "unknown"
+				if rt != nil {
+					if st, err := rt.State(ctx, l.Env.Container); err == nil {
+						l.Container = st
+					}
+				}
+			}
 			st, err := m.Git.StatusAgainst(ctx, l.Env.Path, l.Env.Branch, l.Env.Base, baseIsLocal)
 			if err != nil {
 				l.Problem = err.Error()

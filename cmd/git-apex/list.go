@@ -48,7 +48,7 @@ func printList(c *cli.Context, envs []isolation.Listed) error {
 			}
 			v.Links = &links
 			if l.Env.Live() {
-				g := &gitJSON{Merged: l.Merged != "", MergedReason: l.Merged, Problem: l.Problem}
+				g := &gitJSON{Merged: l.Merged != "", MergedReason: l.Merged, Problem: l.Problem, Container: l.Container}
 				if l.Changes != nil {
 					g.Dirty, g.Staged, g.Modified, g.Untracked = l.Changes.Dirty(), l.Changes.Staged, l.Changes.Modified, l.Changes.Untracked
 				}
@@ -66,7 +66,7 @@ func printList(c *cli.Context, envs []isolation.Listed) error {
 		return nil
 	}
 	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "IDENTITY\tLINKS\tMODE\tBRANCH\tSTATUS\tDIRTY\tAHEAD/BEHIND\tMERGED\tAGE\tPATH")
+	fmt.Fprintln(w, "IDENTITY\tLINKS\tMODE\tBRANCH\tSTATUS\tDIRTY\tAHEAD/BEHIND\tMERGED\tCONTAINER\tAGE\tPATH")
 	for _, l := range envs {
 		e := l.Env
 		aliases := []string{}
@@ -81,8 +81,12 @@ func printList(c *cli.Context, envs []isolation.Listed) error {
 		if e.IdentityClosed {
 			identity += " (closed)"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", identity, links, e.Mode, branchOrDetached(e.Branch), e.Status,
-			dirtyColumn(l), aheadBehind(l), yesNo(l.Merged != "", e.Live()), age(time.Since(e.CreatedAt)), e.Path)
+		container := l.Container
+		if container == "" {
+			container = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", identity, links, e.Mode, branchOrDetached(e.Branch), e.Status,
+			dirtyColumn(l), aheadBehind(l), yesNo(l.Merged != "", e.Live()), container, age(time.Since(e.CreatedAt)), e.Path)
 	}
 	return w.Flush()
 }

@@ -18,6 +18,7 @@ type envJSON struct {
 	Name        string            `json:"name"`
 	Mode        string            `json:"mode"`
 	ModeAsked   string            `json:"mode_asked"`
+	Container   string            `json:"container,omitempty"` // full envs: the container's id
 	Path        string            `json:"path"`
 	Branch      string            `json:"branch"`
 	Base        string            `json:"base"`
@@ -41,7 +42,8 @@ type gitJSON struct {
 	Behind       *int   `json:"behind,omitempty"` // base commits it lacks
 	Merged       bool   `json:"merged"`
 	MergedReason string `json:"merged_reason,omitempty"`
-	Problem      string `json:"problem,omitempty"` // what could not be read
+	Container    string `json:"container,omitempty"` // full envs: the container's state
+	Problem      string `json:"problem,omitempty"`   // what could not be read
 }
 
 // linkJSON is a link in `list --json`.
@@ -57,7 +59,7 @@ func envView(e *state.Env) envJSON {
 	}
 	return envJSON{
 		Identity: e.Identity, Workflow: e.Workflow, Name: e.Name, Mode: e.Mode, ModeAsked: e.ModeAsked,
-		Path: e.Path, Branch: e.Branch, Base: e.Base, StartCommit: e.StartCommit, Status: string(e.Status),
+		Path: e.Path, Branch: e.Branch, Base: e.Base, StartCommit: e.StartCommit, Status: string(e.Status), Container: e.Container,
 		Metadata: meta, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
 	}
 }

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -29,11 +33,48 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
 		Setup:               setupScript,
+		Condition:           condition,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"exits":    cmdExits,
 			"backdate": cmdBackdate,
 		},
 	})
+}
+
+// testImage is the image the container scenarios use; .ci/run builds it
+// with testdata/docker/build-image.sh.
+const testImage = "apex-test:latest"
+
+// dockerReady says whether a Docker daemon answers with the test image.
+var dockerReady = sync.OnceValue(func() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, "docker", "image", "inspect", testImage).Run() == nil
+})
+
+// removeContainers removes the containers git-apex made for repositories
+// under dir, whatever the script left.
+func removeContainers(dir string) {
+	if !dockerReady() {
+		return
+	}
+	out, err := exec.Command("docker", "ps", "-a", "--filter", "label=git-apex.repo", "--format", `{{.ID}} {{.Label "git-apex.repo"}}`).Output()
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if id, repo, ok := strings.Cut(line, " "); ok && strings.HasPrefix(repo, dir) {
+			exec.Command("docker", "rm", "-f", id).Run()
+		}
+	}
+}
+
+// condition adds [docker]: a daemon answers and has the test image.
+func condition(cond string) (bool, error) {
+	if cond == "docker" {
+		return dockerReady(), nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 // cmdBackdate moves an env's record and events back in time, in the real
@@ -96,6 +137,10 @@ func setupScript(env *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
+	if host := os.Getenv("DOCKER_HOST"); host != "" {
+		env.Setenv("DOCKER_HOST", host)
+	}
+	env.Defer(func() { removeContainers(env.WorkDir) })
 	for k, v := range map[string]string{
 		"HOME":                home,
 		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
