@@ -178,6 +178,15 @@ func (b *bench) rows(all bool) ([]row, error) {
 			return nil, err
 		}
 	}
+	if dockerReady() {
+		full, err := b.full()
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, full...)
+	} else {
+		fmt.Fprintf(os.Stderr, "bench: no Docker daemon with image %s: the full-mode rows are left out\n", benchImage)
+	}
 	floor, err := b.floor()
 	return append(rows, floor...), err
 }
@@ -498,4 +507,69 @@ func (b *bench) gc(n int) (row, error) {
 			}
 			return timed(cmds...)
 		})
+}
+
+// benchImage is the image the full-mode rows use (testdata/docker/build-image.sh).
+const benchImage = "apex-test:latest"
+
+// dockerReady reports whether a daemon answers with the bench image.
+func dockerReady() bool {
+	return exec.Command("docker", "image", "inspect", benchImage).Run() == nil
+}
+
+// full measures start in full mode against git worktree add -b plus
+// docker run -d with the same mounts, and exec of `true` against
+// docker exec.
+func (b *bench) full() ([]row, error) {
+	policy := filepath.Join(b.root, "full.toml")
+	body := fmt.Sprintf("[worktree]\nroot = %q\n[container]\nimage = %q\nnetwork = \"none\"\n", filepath.Join(b.root, "envs"), benchImage)
+	if err := os.WriteFile(policy, []byte(body), 0o644); err != nil {
+		return nil, err
+	}
+	fullApex := func(args ...string) *exec.Cmd {
+		cmd := b.apex(args...)
+		cmd.Env = append(cmd.Env, "GIT_APEX_POLICY="+policy)
+		return cmd
+	}
+	common := filepath.Join(b.repo, ".git")
+	dockerRun := func(name, path string) *exec.Cmd {
+		return exec.Command("docker", "run", "-d", "--init", "--name", name, "--network", "none",
+			"-v", path+":"+path, "-v", common+":"+common, "-v", common+"/hooks:"+common+"/hooks:ro",
+			"-v", common+"/config:"+common+"/config:ro", "--tmpfs", common+"/apex:ro",
+			"-w", path, "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), benchImage, "sleep", "2147483647")
+	}
+	start, err := b.measure("start --isolation full", "git worktree add -b + docker run -d",
+		func() (time.Duration, error) {
+			id := b.next("f")
+			d, err := timed(fullApex("start", "--isolation", "full", "task", id))
+			if err == nil {
+				err = untimed(fullApex("remove", "--force", "--delete-branch", "task-"+id))
+			}
+			return d, err
+		},
+		func() (time.Duration, error) {
+			name := b.next("d")
+			path := filepath.Join(b.root, "envs", name)
+			d, err := timed(b.git("worktree", "add", "-q", "-b", name, path), dockerRun("bench-"+name, path))
+			if err == nil {
+				err = untimed(exec.Command("docker", "rm", "-f", "bench-"+name), b.git("worktree", "remove", "--force", path), b.git("branch", "-D", name))
+			}
+			return d, err
+		})
+	if err != nil {
+		return nil, err
+	}
+	id := "task-" + b.next("e")
+	if err := untimed(fullApex("start", "--isolation", "full", id)); err != nil {
+		return nil, err
+	}
+	defer untimed(fullApex("remove", "--force", "--delete-branch", id))
+	ctr, err := b.output(exec.Command("docker", "ps", "-q", "--filter", "label=git-apex.env="+id))
+	if err != nil {
+		return nil, err
+	}
+	execRow, err := b.measure("exec -- true (full)", "docker exec <container> true",
+		func() (time.Duration, error) { return timed(fullApex("exec", id, "--", "true")) },
+		func() (time.Duration, error) { return timed(exec.Command("docker", "exec", ctr, "true")) })
+	return []row{start, execRow}, err
 }
