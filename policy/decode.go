@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,7 +58,7 @@ func Load(file string, mustExist bool) (*Policy, error) {
 }
 
 // typeError matches the decoder's messages for values of the wrong type.
-var typeError = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+var typeError = lazyRegexp(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
 
 // Decode decodes policy text strictly over the defaults and validates it.
 // file is used only in messages.
@@ -72,7 +71,7 @@ func Decode(file, text string) (*Policy, error) {
 			line, col := lineCol(text, perr.Position)
 			return nil, &Error{File: file, Line: line, Col: col, Key: perr.LastKey, Msg: perr.Message}
 		}
-		if m := typeError.FindStringSubmatch(err.Error()); m != nil {
+		if m := typeError().FindStringSubmatch(err.Error()); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			return nil, &Error{File: file, Line: line, Key: m[2], Msg: describeTypeError(m[3])}
 		}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/git-apex/git-apex/exitcode"
 )
@@ -15,10 +16,16 @@ var Builtins = []string{"feature", "bugfix", "refactor", "issue", "pr", "review"
 // MaxNameLen is the longest name part of an identity.
 const MaxNameLen = 100
 
+// The syntaxes are compiled on first use, not at every start.
 var (
-	workflowSyntax = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	nameSyntax     = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	workflowSyntax = lazyRegexp(`^[a-z][a-z0-9_]*$`)
+	nameSyntax     = lazyRegexp(`^[A-Za-z0-9._-]+$`)
 )
+
+// lazyRegexp compiles a regular expression the first time it is used.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Identity names a unit of work: <workflow>-<name>, like issue-42.
 // Every Identity has passed validation, so its parts are safe in a path,
@@ -33,7 +40,7 @@ func (id Identity) String() string { return id.Workflow + "-" + id.Name }
 // NewIdentity validates a workflow and a name given separately. It checks
 // syntax only; see Policy.CheckWorkflow for whether the workflow exists.
 func NewIdentity(workflow, name string) (Identity, error) {
-	if !workflowSyntax.MatchString(workflow) {
+	if !workflowSyntax().MatchString(workflow) {
 		return Identity{}, exitcode.New(exitcode.Usage, "invalid workflow %q: use a lowercase letter, then lowercase letters, digits or '_'", workflow)
 	}
 	if err := checkName(name); err != nil {
@@ -49,7 +56,7 @@ func ParseIdentity(s string) (Identity, error) {
 	if !ok || workflow == "" {
 		return Identity{}, exitcode.New(exitcode.Usage, "invalid identity %q: write <workflow>-<name>, like feature-login or issue-42", s)
 	}
-	if !workflowSyntax.MatchString(workflow) {
+	if !workflowSyntax().MatchString(workflow) {
 		return Identity{}, exitcode.New(exitcode.Usage, "invalid identity %q: its workflow part %q must be a lowercase letter, then lowercase letters, digits or '_'", s, workflow)
 	}
 	if err := checkName(name); err != nil {
@@ -65,7 +72,7 @@ func checkName(name string) error {
 		return fmt.Errorf("must not be empty")
 	case len(name) > MaxNameLen:
 		return fmt.Errorf("is %d characters long, more than %d", len(name), MaxNameLen)
-	case !nameSyntax.MatchString(name):
+	case !nameSyntax().MatchString(name):
 		return fmt.Errorf("may hold only letters, digits, '.', '_' and '-'")
 	case strings.Contains(name, ".."):
 		return fmt.Errorf("must not contain '..'")

@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -11,11 +10,11 @@ import (
 )
 
 // placeholder matches a {name} in a template.
-var placeholder = regexp.MustCompile(`\{[^{}]*\}`)
+var placeholder = lazyRegexp(`\{[^{}]*\}`)
 
 // userSpec matches the container user settings besides "host": a name or
 // uid, with an optional group.
-var userSpec = regexp.MustCompile(`^[a-z_0-9][a-z0-9_.-]*(:[a-z_0-9][a-z0-9_.-]*)?$`)
+var userSpec = lazyRegexp(`^[a-z_0-9][a-z0-9_.-]*(:[a-z_0-9][a-z0-9_.-]*)?$`)
 
 // validate checks what decoding cannot: ranges, names and templates.
 func (p *Policy) validate() *Error {
@@ -29,7 +28,7 @@ func (p *Policy) validate() *Error {
 		return bad("version", "must be %d", Version)
 	}
 	for _, name := range sortedKeys(p.Workflow) {
-		if !workflowSyntax.MatchString(name) {
+		if !workflowSyntax().MatchString(name) {
 			return bad("workflow."+name, "invalid workflow name: use a lowercase letter, then lowercase letters, digits or '_'")
 		}
 		w := p.Workflow[name]
@@ -74,7 +73,7 @@ func (p *Policy) validate() *Error {
 	if c.Network != "bridge" && c.Network != "none" {
 		return bad("container.network", "unknown network %q: use \"bridge\" or \"none\"", c.Network)
 	}
-	if c.User != "host" && !userSpec.MatchString(c.User) {
+	if c.User != "host" && !userSpec().MatchString(c.User) {
 		return bad("container.user", "invalid user %q: use \"host\", a user name or uid, with an optional \":group\"", c.User)
 	}
 	if p.Pool.Size < 0 {
@@ -85,7 +84,7 @@ func (p *Policy) validate() *Error {
 
 // checkTemplate fails when template uses a placeholder not in allowed.
 func checkTemplate(template, allowed string) error {
-	for _, ph := range placeholder.FindAllString(template, -1) {
+	for _, ph := range placeholder().FindAllString(template, -1) {
 		if !strings.Contains(" "+allowed+" ", " "+ph+" ") {
 			return fmt.Errorf("unknown placeholder %s in %q: use %s", ph, template, strings.ReplaceAll(allowed, " ", ", "))
 		}
@@ -95,7 +94,7 @@ func checkTemplate(template, allowed string) error {
 
 // expand fills a template checked by checkTemplate.
 func expand(template string, values map[string]string) string {
-	return placeholder.ReplaceAllStringFunc(template, func(ph string) string {
+	return placeholder().ReplaceAllStringFunc(template, func(ph string) string {
 		return values[strings.Trim(ph, "{}")]
 	})
 }

@@ -26,6 +26,9 @@ func appVersion() string {
 	return "dev"
 }
 
+// optionalCommands are commands that only some builds have.
+var optionalCommands []*cli.Command
+
 // newApp defines the command line. Its commands live one per file.
 func newApp() *cli.App {
 	app := &cli.App{
@@ -63,7 +66,6 @@ func newApp() *cli.App {
 			hookCommand(),
 			cdCommand(),
 			shellInitCommand(),
-			manCommand(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -76,6 +78,7 @@ func newApp() *cli.App {
 		Writer:         os.Stdout,
 		ErrWriter:      os.Stderr,
 	}
+	app.Commands = append(app.Commands, optionalCommands...)
 	app.OnUsageError = onUsageError
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = onUsageError

@@ -1,3 +1,5 @@
+//go:build !urfave_cli_no_docs
+
 package main
 
 import (
@@ -5,6 +7,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 )
+
+// The man page generator is left out of the installed binary (built with
+// the urfave_cli_no_docs tag): the markdown library behind it costs half
+// a millisecond at every start. install.sh runs it from a build without
+// the tag.
+func init() {
+	optionalCommands = append(optionalCommands, manCommand())
+}
 
 // manCommand prints the man page generated from this command line, so the
 // page installed as git-apex.1 (which `git apex --help` shows) never drifts.
