@@ -11,6 +11,21 @@ import (
 	"github.com/git-apex/git-apex/policy"
 )
 
+// RuntimeReport says whether a container runtime answers, for init.
+func RuntimeReport(ctx context.Context) string {
+	rt, err := NewDockerRuntime()
+	if err == nil {
+		defer rt.Close()
+		pctx, cancel := context.WithTimeout(ctx, runtimeAnswer)
+		defer cancel()
+		var version string
+		if version, err = rt.Version(pctx); err == nil {
+			return "container runtime: Docker Engine " + version + " answers: full isolation is available"
+		}
+	}
+	return fmt.Sprintf("container runtime: none answers (%v): full isolation would fall back to worktrees", err)
+}
+
 // InitPolicy writes policy.Template as .apex.toml at the top of the main
 // checkout of the repository containing dir, and returns its path. It
 // refuses (exit 3) to overwrite an existing file unless force is set.

@@ -2,13 +2,15 @@ package isolation
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -85,14 +87,55 @@ type dockerRuntime struct {
 	cli *client.Client
 }
 
-// NewDockerRuntime connects to the engine DOCKER_HOST names (the default
-// socket otherwise), negotiating the API version. It does not contact it.
+// NewDockerRuntime connects to the engine DOCKER_HOST names, else the
+// Docker CLI's current context, else the default socket, negotiating the
+// API version. It does not contact it.
 func NewDockerRuntime() (Runtime, error) {
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	if os.Getenv("DOCKER_HOST") == "" {
+		if host := contextHost(); host != "" {
+			opts = append(opts, client.WithHost(host))
+		}
+	}
+	cli, err := client.New(opts...)
 	if err != nil {
 		return nil, err
 	}
 	return &dockerRuntime{cli: cli}, nil
+}
+
+// contextHost reads the engine address of the Docker CLI's current
+// context (DOCKER_CONTEXT, else currentContext in its config.json), or "".
+func contextHost() string {
+	dir := os.Getenv("DOCKER_CONFIG")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".docker")
+	}
+	name := os.Getenv("DOCKER_CONTEXT")
+	if name == "" {
+		var cfg struct{ CurrentContext string }
+		data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+		if err != nil || json.Unmarshal(data, &cfg) != nil {
+			return ""
+		}
+		name = cfg.CurrentContext
+	}
+	if name == "" || name == "default" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(name))
+	var meta struct {
+		Endpoints map[string]struct{ Host string }
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "contexts", "meta", hex.EncodeToString(sum[:]), "meta.json"))
+	if err != nil || json.Unmarshal(data, &meta) != nil {
+		return ""
+	}
+	return meta.Endpoints["docker"].Host
 }
 
 func (d *dockerRuntime) Close() error { return d.cli.Close() }
@@ -266,12 +309,11 @@ func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, e
 		}
 		done <- err
 	}()
-	var once sync.Once
 	select {
 	case err = <-done:
 	case <-ctx.Done():
 		// Interrupted: stop the command inside, then stop reading.
-		once.Do(func() { d.signal(context.WithoutCancel(ctx), created.ID, s.TTY, att) })
+		d.signal(context.WithoutCancel(ctx), created.ID, s.TTY, att)
 		err = <-done
 	}
 	if err != nil && ctx.Err() == nil {

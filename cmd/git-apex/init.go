@@ -29,6 +29,7 @@ func initCommand() *cli.Command {
 				return err
 			}
 			note(c, "wrote %s; edit it, then commit it so every clone shares the policy", path)
+			note(c, "%s", isolation.RuntimeReport(c.Context))
 			if err := offerHooks(c); err != nil {
 				return err
 			}

@@ -1,0 +1,30 @@
+package isolation
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestContextHostReadsTheCurrentContext(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("DOCKER_CONFIG", dir)
+	t.Setenv("DOCKER_CONTEXT", "")
+	if h := contextHost(); h != "" {
+		t.Errorf("no config: %q", h)
+	}
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"currentContext": "remote"}`), 0o644)
+	sum := sha256.Sum256([]byte("remote"))
+	meta := filepath.Join(dir, "contexts", "meta", hex.EncodeToString(sum[:]))
+	os.MkdirAll(meta, 0o755)
+	os.WriteFile(filepath.Join(meta, "meta.json"), []byte(`{"Name":"remote","Endpoints":{"docker":{"Host":"unix:///run/remote.sock"}}}`), 0o644)
+	if h := contextHost(); h != "unix:///run/remote.sock" {
+		t.Errorf("current context: %q", h)
+	}
+	t.Setenv("DOCKER_CONTEXT", "default")
+	if h := contextHost(); h != "" {
+		t.Errorf("DOCKER_CONTEXT=default: %q", h)
+	}
+}
