@@ -51,6 +51,9 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 	if err != nil || res.Reused || res.Adopted {
 		return res, err
 	}
+	if p.pooled && p.policy.Pool.Size > 0 {
+		m.topUpPool()
+	}
 	return res, m.prepare(ctx, res.Env, p)
 }
 
@@ -170,6 +173,7 @@ type plan struct {
 	strict       bool           // never fall back from the asked mode
 	fallback     string         // why the env gets a weaker mode than asked
 	container    string         // the container made for a full env
+	pooled       bool           // the env was made from a warm pool slot
 }
 
 // plan resolves what the policy says for a start; it runs no git. For
@@ -350,7 +354,16 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartR
 		m.notef("adopted the existing worktree %s for %s", p.path, env.Identity)
 		return &StartResult{Env: env, Adopted: true}, nil
 	}
-	undo, err := m.provider(p.mode).create(ctx, lk, p)
+	var undo func(context.Context) error
+	var err error
+	pooled := false
+	if p.mode == policy.Worktree {
+		undo, pooled, err = m.fromSlot(ctx, lk, p)
+	}
+	if !pooled && err == nil {
+		undo, err = m.provider(p.mode).create(ctx, lk, p)
+	}
+	p.pooled = pooled
 	if err != nil && isContainerError(err) && !p.strict {
 		// The worktree is made; only its container failed: keep the worktree.
 		p.mode, p.fallback, err = policy.Worktree, err.Error(), nil
@@ -360,11 +373,14 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartR
 	}
 	env.Container = p.container
 	if err == nil {
-		kind := "created"
+		kind, from := "created", ""
 		if p.recreate {
 			kind = "recreated"
 		}
-		err = m.Store.Create(ctx, env, kind, fmt.Sprintf("%s at %s from %s", p.mode, p.path, short(p.start)))
+		if p.pooled {
+			from = " (from a warm pool slot)"
+		}
+		err = m.Store.Create(ctx, env, kind, fmt.Sprintf("%s at %s from %s%s", p.mode, p.path, short(p.start), from))
 		if errors.Is(err, state.ErrBranchTaken) || errors.Is(err, state.ErrIdentityTaken) {
 			err = exitcode.New(exitcode.Refused, "cannot record %s: %v", env.Identity, err)
 		}

@@ -78,6 +78,18 @@ var migrations = []string{
 		paths TEXT NOT NULL,
 		PRIMARY KEY (start, tip)
 	);`,
+
+	// 4: the warm pool: detached worktrees, each idle or leased to a
+	// process (its PID and start time, to tell a reused PID apart).
+	`CREATE TABLE slots (
+		id           INTEGER PRIMARY KEY,
+		path         TEXT NOT NULL UNIQUE,
+		pool_commit  TEXT NOT NULL,
+		holder_pid   INTEGER NOT NULL DEFAULT 0,
+		holder_start INTEGER NOT NULL DEFAULT 0,
+		leased_at    INTEGER NOT NULL DEFAULT 0,
+		created_at   INTEGER NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema this binary writes.

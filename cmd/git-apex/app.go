@@ -61,6 +61,7 @@ func newApp() *cli.App {
 			shellCommand(),
 			trustCommand(),
 			gcCommand(),
+			poolCommand(),
 			doctorCommand(),
 			hooksCommand(),
 			hookCommand(),

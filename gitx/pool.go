@@ -1,0 +1,63 @@
+package gitx
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+)
+
+// noHooks makes git run none of the repository's hooks: pool slots are
+// made and switched without them, so a cloned repository's post-checkout
+// never runs unasked.
+var noHooks = []string{"-c", "core.hooksPath=" + os.DevNull}
+
+// AddDetached adds a worktree at path with commit checked out detached,
+// running no hooks.
+func (l *Locked) AddDetached(ctx context.Context, path, commit string) error {
+	_, err := l.Run(ctx, l.CommonDir, append(noHooks, "worktree", "add", "--quiet", "--detach", path, commit)...)
+	return err
+}
+
+// MoveWorktree moves a worktree with `git worktree move`.
+func (l *Locked) MoveWorktree(ctx context.Context, from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	_, err := l.Run(ctx, l.CommonDir, "worktree", "move", from, to)
+	return err
+}
+
+// CheckoutDetached checks out commit in the worktree at dir, detached and
+// forced, running no hooks: it costs what differs, not the whole tree.
+func (r *Repo) CheckoutDetached(ctx context.Context, dir, commit string) error {
+	_, err := r.Run(ctx, dir, append(noHooks, "checkout", "--quiet", "--force", "--detach", commit)...)
+	return err
+}
+
+// SwitchNoHooks checks out branch in the worktree at dir, creating it at
+// start when newBranch (without tracking), running no hooks.
+func (r *Repo) SwitchNoHooks(ctx context.Context, dir, branch string, newBranch bool, start string) error {
+	args := append(noHooks, "switch", "--quiet", "--no-guess", branch)
+	if newBranch {
+		args = append(noHooks, "switch", "--quiet", "--no-track", "-c", branch, start)
+	}
+	_, err := r.Run(ctx, dir, args...)
+	return err
+}
+
+// ResetClean throws away everything in the worktree at dir that commit
+// does not hold: changes, untracked and ignored files, in submodules too;
+// and checks out commit. It runs no hooks.
+func (r *Repo) ResetClean(ctx context.Context, dir, commit string) error {
+	for _, args := range [][]string{
+		{"checkout", "--quiet", "--force", "--detach", commit},
+		{"reset", "--quiet", "--hard"},
+		{"clean", "-fdxq"},
+		{"submodule", "--quiet", "foreach", "--recursive", "git reset --quiet --hard && git clean -fdxq"},
+	} {
+		if _, err := r.Run(ctx, dir, append(noHooks, args...)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

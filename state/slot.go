@@ -1,0 +1,120 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// Slot is a warm worktree of the pool.
+type Slot struct {
+	ID          int64
+	Path        string
+	PoolCommit  string // the commit an idle slot is at
+	HolderPID   int    // 0 when idle
+	HolderStart int64  // the holder's process start time, to tell a reused PID apart
+	LeasedAt    time.Time
+	CreatedAt   time.Time
+}
+
+// Leased reports whether a process holds the slot.
+func (s *Slot) Leased() bool { return s.HolderPID != 0 }
+
+const slotColumns = `id, path, pool_commit, holder_pid, holder_start, leased_at, created_at`
+
+func scanSlot(row interface{ Scan(...any) error }) (*Slot, error) {
+	var s Slot
+	var leased, created int64
+	if err := row.Scan(&s.ID, &s.Path, &s.PoolCommit, &s.HolderPID, &s.HolderStart, &leased, &created); err != nil {
+		return nil, err
+	}
+	if leased != 0 {
+		s.LeasedAt = time.UnixMilli(leased)
+	}
+	s.CreatedAt = time.UnixMilli(created)
+	return &s, nil
+}
+
+// Slots lists the pool's slots, oldest first.
+func (s *Store) Slots(ctx context.Context) ([]*Slot, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+slotColumns+` FROM slots ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var slots []*Slot
+	for rows.Next() {
+		sl, err := scanSlot(rows)
+		if err != nil {
+			return nil, err
+		}
+		slots = append(slots, sl)
+	}
+	return slots, rows.Err()
+}
+
+// AddSlot records a new slot, leased to the given holder (pid 0: idle).
+func (s *Store) AddSlot(ctx context.Context, path, commit string, pid int, start int64) (*Slot, error) {
+	now := time.Now().UnixMilli()
+	var sl *Slot
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		leased := int64(0)
+		if pid != 0 {
+			leased = now
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO slots (path, pool_commit, holder_pid, holder_start, leased_at, created_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, path, commit, pid, start, leased, now)
+		if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		sl, err = scanSlot(tx.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM slots WHERE id = ?`, id))
+		return err
+	})
+	return sl, err
+}
+
+// Lease gives an idle slot to a holder, in one write transaction so two
+// processes never hold one slot. It returns nil when none is idle.
+func (s *Store) Lease(ctx context.Context, pid int, start int64) (*Slot, error) {
+	var sl *Slot
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		sl, err = scanSlot(tx.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM slots WHERE holder_pid = 0 ORDER BY id LIMIT 1`))
+		if errors.Is(err, sql.ErrNoRows) {
+			sl = nil
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		if _, err := tx.ExecContext(ctx, `UPDATE slots SET holder_pid = ?, holder_start = ?, leased_at = ? WHERE id = ?`,
+			pid, start, now.UnixMilli(), sl.ID); err != nil {
+			return err
+		}
+		sl.HolderPID, sl.HolderStart, sl.LeasedAt = pid, start, now
+		return nil
+	})
+	return sl, err
+}
+
+// Free makes a slot idle at commit.
+func (s *Store) Free(ctx context.Context, id int64, commit string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE slots SET holder_pid = 0, holder_start = 0, leased_at = 0, pool_commit = ? WHERE id = ?`, commit, id)
+		return err
+	})
+}
+
+// DropSlot forgets a slot (removed, or turned into an env).
+func (s *Store) DropSlot(ctx context.Context, id int64) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM slots WHERE id = ?`, id)
+		return err
+	})
+}
