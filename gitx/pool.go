@@ -61,3 +61,15 @@ func (r *Repo) ResetClean(ctx context.Context, dir, commit string) error {
 	}
 	return nil
 }
+
+// RestoreTracked puts the working tree at dir back to its HEAD: tracked
+// files restored, untracked files removed, ignored files kept (the main
+// checkout's .env and build caches are the user's).
+func (r *Repo) RestoreTracked(ctx context.Context, dir string) error {
+	for _, args := range [][]string{{"checkout", "--quiet", "--force", "HEAD", "--", "."}, {"clean", "-fdq"}} {
+		if _, err := r.Run(ctx, dir, append(noHooks, args...)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

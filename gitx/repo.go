@@ -204,3 +204,44 @@ func (r *Repo) MainRoot() string {
 func (r *Repo) ApexDir() string {
 	return r.CommonDir + string(os.PathSeparator) + "apex"
 }
+
+// OpenBare opens the bare repository at dir (git-apex's cached clones).
+func OpenBare(ctx context.Context, dir string) (*Repo, error) {
+	out, err := run(ctx, command{dir: dir, args: []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"}, readOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Fields(out)
+	if len(lines) != 2 {
+		return nil, fmt.Errorf("cannot read git rev-parse output: %q", out)
+	}
+	return &Repo{Toplevel: lines[0], GitDir: lines[0], CommonDir: lines[1]}, nil
+}
+
+// CloneBare makes a bare clone of url at dir, by way of a temporary
+// directory renamed into place, so that a clone cut short is never used.
+// An existing clone at dir is kept.
+func CloneBare(ctx context.Context, url, dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	tmp := dir + ".cloning-" + fmt.Sprint(os.Getpid())
+	if _, err := run(ctx, command{dir: "/", args: []string{"clone", "--quiet", "--bare", "--", url, tmp}}); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if _, serr := os.Stat(dir); serr == nil {
+			return nil // another process made it meanwhile
+		}
+		return err
+	}
+	return nil
+}
+
+// Fetch updates a bare clone from its origin.
+func (r *Repo) Fetch(ctx context.Context) error {
+	_, err := r.Run(ctx, r.CommonDir, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*")
+	return err
+}

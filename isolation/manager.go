@@ -158,3 +158,32 @@ func realPath(path string) string {
 	}
 	return filepath.Clean(path)
 }
+
+// OpenBare opens a bare repository (a cached clone the batch runner
+// made) with its own state, for its pool.
+func OpenBare(ctx context.Context, dir string, opts Options) (*Manager, error) {
+	repo, err := gitx.OpenBare(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	store, err := state.Open(ctx, filepath.Join(repo.ApexDir(), "state.db"))
+	if err != nil {
+		return nil, err
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	return &Manager{Git: repo, Store: store, opts: opts}, nil
+}
+
+// BaseCommit resolves a task's base: a commit-ish, or "" for the pool's
+// commit (the default base's tip).
+func (m *Manager) BaseCommit(ctx context.Context, rev string) (string, error) {
+	if rev == "" {
+		return m.poolCommit(ctx)
+	}
+	return m.Git.Commit(ctx, rev)
+}
+
+// MainRoot is the main checkout.
+func (m *Manager) MainRoot() string { return m.Git.MainRoot() }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -68,6 +69,9 @@ func (m *Manager) poolCommit(ctx context.Context) (string, error) {
 	}
 	base := pol.Worktree.Base
 	if base == "" {
+		if m.Git.Head == "" { // a bare clone: its HEAD
+			return m.Git.Commit(ctx, "HEAD")
+		}
 		worktrees, err := m.Git.Worktrees(ctx)
 		if err != nil {
 			return "", err
@@ -314,4 +318,22 @@ func (m *Manager) topUpPool() {
 	if cmd.Start() == nil {
 		cmd.Process.Release()
 	}
+}
+
+// KeepSlot takes a leased slot out of the pool and records it as a
+// preserved env (a failed batch task kept for inspection), where it is.
+func (m *Manager) KeepSlot(ctx context.Context, l *Lease, identity policy.Identity, reason string) (*state.Env, error) {
+	commit := l.Slot.PoolCommit
+	if wts, err := m.Git.Worktrees(ctx); err == nil {
+		if wt, ok := gitx.FindWorktree(wts, l.Slot.Path); ok {
+			commit = wt.Head
+		}
+	}
+	env := &state.Env{Identity: identity.String(), Workflow: identity.Workflow, Name: identity.Name,
+		ModeAsked: string(policy.Worktree), Mode: string(policy.Worktree), Path: l.Slot.Path, StartCommit: commit,
+		Status: state.Preserved, Metadata: map[string]string{"preserved_reason": reason, "batch": "true"}}
+	if err := m.Store.Create(ctx, env, "preserved", reason); err != nil {
+		return nil, err
+	}
+	return env, m.Store.DropSlot(ctx, l.Slot.ID)
 }

@@ -62,6 +62,7 @@ func newApp() *cli.App {
 			trustCommand(),
 			gcCommand(),
 			poolCommand(),
+			batchCommand(),
 			doctorCommand(),
 			hooksCommand(),
 			hookCommand(),

@@ -1,0 +1,396 @@
+package batch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/policy"
+)
+
+// Options configure a batch.
+type Options struct {
+	Parallelism int
+	Isolation   string // worktree, shared or auto (worktree when Parallelism > 1)
+	KeepFailed  bool
+	Results     io.Writer // one JSON line per finished task
+	Progress    io.Writer // progress and the summary
+	ProgressTTY bool      // Progress is a terminal: keep one progress line
+	LogDir      string    // where each task's output goes
+	Grace       time.Duration
+}
+
+// Result is the JSON line of one finished task.
+type Result struct {
+	ID         string    `json:"id"`
+	Status     string    `json:"status"` // passed, failed, timeout or error
+	ExitCode   int       `json:"exit_code"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	DurationMs int64     `json:"duration_ms"`
+	Slot       string    `json:"slot"`
+	Log        string    `json:"log"`
+	EnvPath    string    `json:"env_path,omitempty"` // a failed task's env, kept with KeepFailed
+	Error      string    `json:"error,omitempty"`
+}
+
+// runner is one batch in progress.
+type runner struct {
+	m     *isolation.Manager
+	opts  Options
+	start time.Time
+
+	mu       sync.Mutex
+	repos    map[string]*isolation.Manager // other repositories' cached clones
+	results  []Result
+	running  int
+	failed   int
+	resultsW error
+}
+
+// Run runs the tasks, opts.Parallelism at a time. It returns the results
+// of the tasks that finished; ctx's end stops the running ones.
+func Run(ctx context.Context, m *isolation.Manager, tasks []Task, opts Options) ([]Result, error) {
+	if opts.Parallelism < 1 {
+		opts.Parallelism = 1
+	}
+	if opts.Grace == 0 {
+		opts.Grace = 5 * time.Second
+	}
+	mode := opts.Isolation
+	if mode == "auto" || mode == "" {
+		mode = "worktree"
+		if opts.Parallelism == 1 {
+			mode = "shared"
+		}
+	}
+	r := &runner{m: m, opts: opts, start: time.Now(), repos: map[string]*isolation.Manager{}}
+	defer r.closeRepos()
+	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+		return nil, err
+	}
+	switch mode {
+	case "worktree":
+	case "shared":
+		if err := r.checkShared(ctx, tasks); err != nil {
+			return nil, err
+		}
+		opts.Parallelism, r.opts.Parallelism = 1, 1
+	default:
+		return nil, exitcode.New(exitcode.Usage, "unknown --isolation %q for batch: use worktree, shared or auto", opts.Isolation)
+	}
+	queue := make(chan Task)
+	var wg sync.WaitGroup
+	for range opts.Parallelism {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range queue {
+				res, ok := r.runTask(ctx, t, mode)
+				if ok {
+					r.finish(res)
+				}
+			}
+		}()
+	}
+feed:
+	for _, t := range tasks {
+		select {
+		case queue <- t:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+	r.summary()
+	if r.resultsW != nil {
+		return r.results, r.resultsW
+	}
+	return r.results, ctx.Err()
+}
+
+// checkShared refuses a shared batch when the main checkout has anything
+// a task's clean-up could remove, or when a task wants another commit.
+func (r *runner) checkShared(ctx context.Context, tasks []Task) error {
+	for _, t := range tasks {
+		if t.Repo != "" || t.Base != "" {
+			return exitcode.New(exitcode.Usage, "task %s names a repo or base: shared isolation runs in the main checkout as it is; use --isolation worktree", t.ID)
+		}
+	}
+	changes, err := r.m.Git.Status(ctx, r.m.MainRoot())
+	if err != nil {
+		return err
+	}
+	if changes.Dirty() {
+		return exitcode.New(exitcode.Refused, "cannot run a shared batch: the main checkout has %s files, which cleaning up after a task would remove; commit or stash them, or use --isolation worktree", changes)
+	}
+	return nil
+}
+
+// place is where one task runs.
+type place struct {
+	dir     string
+	release func(keep bool, reason string) (envPath string, err error)
+}
+
+// runTask runs one task; ok is false when it was interrupted before it
+// finished (no result is written for it).
+func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool) {
+	res := Result{ID: t.ID, StartedAt: time.Now().UTC(), Log: filepath.Join(r.opts.LogDir, t.ID+".log")}
+	r.track(+1)
+	defer r.track(-1)
+	log, err := os.Create(res.Log)
+	if err != nil {
+		return r.fail(res, "error", err), true
+	}
+	defer log.Close()
+	pl, err := r.placeFor(ctx, t, mode)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, false
+		}
+		return r.fail(res, "error", err), true
+	}
+	res.Slot = pl.dir
+	status, code, runErr := r.execute(ctx, t, pl.dir, log)
+	if ctx.Err() != nil && status != "passed" {
+		pl.release(false, "")
+		return res, false
+	}
+	res.Status, res.ExitCode = status, code
+	if runErr != nil {
+		res.Error = runErr.Error()
+	}
+	keep := status != "passed" && r.opts.KeepFailed
+	envPath, err := pl.release(keep, fmt.Sprintf("batch task %s %s (exit %d)", t.ID, status, code))
+	res.EnvPath = envPath
+	if err != nil && res.Error == "" {
+		res.Error = "cleaning up: " + err.Error()
+	}
+	return r.stamp(res), true
+}
+
+// placeFor gives a task its place: a leased slot at its base commit
+// (worktree), or the main checkout (shared).
+func (r *runner) placeFor(ctx context.Context, t Task, mode string) (*place, error) {
+	if mode == "shared" {
+		root := r.m.MainRoot()
+		return &place{dir: root, release: func(bool, string) (string, error) {
+			return "", r.m.Git.RestoreTracked(context.WithoutCancel(ctx), root)
+		}}, nil
+	}
+	m, err := r.repoManager(ctx, t.Repo)
+	if err != nil {
+		return nil, err
+	}
+	commit, err := m.BaseCommit(ctx, t.Base)
+	if err != nil && t.Repo != "" {
+		if ferr := m.Git.Fetch(ctx); ferr == nil {
+			commit, err = m.BaseCommit(ctx, t.Base)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	lease, err := m.Acquire(ctx, commit, r.opts.Parallelism, 24*time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	return &place{dir: lease.Path(), release: func(keep bool, reason string) (string, error) {
+		cctx := context.WithoutCancel(ctx)
+		if keep {
+			id, _ := policy.NewIdentity("task", t.ID)
+			env, err := m.KeepSlot(cctx, lease, id, reason)
+			if err != nil {
+				return "", err
+			}
+			return env.Path, nil
+		}
+		return "", m.Release(cctx, lease)
+	}}, nil
+}
+
+// execute writes the task's files, runs its setup, then its command, all
+// output to log. The command runs in its own process group: at its
+// timeout or at an interrupt the group gets TERM, then KILL after the
+// grace period.
+func (r *runner) execute(ctx context.Context, t Task, dir string, log io.Writer) (status string, code int, err error) {
+	for name, content := range t.Files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "error", -1, err
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			return "error", -1, err
+		}
+	}
+	env := append(gitx.CleanEnv(), "APEX_ID=task-"+t.ID, "APEX_PATH="+dir, "APEX_WORKFLOW=task")
+	for _, setup := range t.Setup {
+		fmt.Fprintf(log, "$ %s\n", setup)
+		if code, err := r.command(ctx, 0, dir, env, log, "sh", "-c", setup); err != nil || code != 0 {
+			return "error", code, fmt.Errorf("setup `%s` exited with status %d", setup, code)
+		}
+	}
+	fmt.Fprintf(log, "$ %q\n", t.Run)
+	code, err = r.command(ctx, time.Duration(t.Timeout), dir, env, log, t.Run[0], t.Run[1:]...)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout", code, fmt.Errorf("timed out after %v", time.Duration(t.Timeout))
+	case err != nil:
+		return "error", code, err
+	case code != 0:
+		return "failed", code, nil
+	}
+	return "passed", 0, nil
+}
+
+// command runs one process group to the end, its timeout or ctx's.
+func (r *runner) command(ctx context.Context, timeout time.Duration, dir string, env []string, log io.Writer, name string, args ...string) (int, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return -1, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case err = <-done:
+		case <-time.After(r.opts.Grace):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			err = <-done
+		}
+		return exitStatus(err), ctx.Err()
+	}
+	return exitStatus(err), nil
+}
+
+// exitStatus is a finished process's exit code; 128+n for signal n.
+func exitStatus(err error) int {
+	var exit *exec.ExitError
+	if err == nil {
+		return 0
+	}
+	if !errors.As(err, &exit) {
+		return -1
+	}
+	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return exit.ExitCode()
+}
+
+// repoManager returns the manager of a task's repository: this one, or a
+// cached bare clone of another, made once under apex/repos.
+func (r *runner) repoManager(ctx context.Context, repo string) (*isolation.Manager, error) {
+	if repo == "" {
+		return r.m, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m, ok := r.repos[repo]; ok {
+		return m, nil
+	}
+	sum := sha256.Sum256([]byte(repo))
+	dir := filepath.Join(r.m.Git.ApexDir(), "repos", hex.EncodeToString(sum[:8])+".git")
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	if err := gitx.CloneBare(ctx, repo, dir); err != nil {
+		return nil, fmt.Errorf("cannot clone %s: %w", repo, err)
+	}
+	m, err := isolation.OpenBare(ctx, dir, isolation.Options{})
+	if err != nil {
+		return nil, err
+	}
+	r.repos[repo] = m
+	return m, nil
+}
+
+func (r *runner) closeRepos() {
+	for _, m := range r.repos {
+		m.Close()
+	}
+}
+
+func (r *runner) fail(res Result, status string, err error) Result {
+	res.Status, res.ExitCode, res.Error = status, -1, err.Error()
+	return r.stamp(res)
+}
+
+func (r *runner) stamp(res Result) Result {
+	res.FinishedAt = time.Now().UTC()
+	res.DurationMs = res.FinishedAt.Sub(res.StartedAt).Milliseconds()
+	return res
+}
+
+func (r *runner) track(delta int) {
+	r.mu.Lock()
+	r.running += delta
+	r.mu.Unlock()
+	r.progress()
+}
+
+// finish records a result and writes its JSON line.
+func (r *runner) finish(res Result) {
+	r.mu.Lock()
+	r.results = append(r.results, res)
+	if res.Status != "passed" {
+		r.failed++
+	}
+	line, _ := json.Marshal(res)
+	if _, err := fmt.Fprintf(r.opts.Results, "%s\n", line); err != nil && r.resultsW == nil {
+		r.resultsW = err
+	}
+	r.mu.Unlock()
+	r.progress()
+}
+
+// progress keeps a line up to date on a terminal.
+func (r *runner) progress() {
+	if !r.opts.ProgressTTY {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.opts.Progress, "\r\033[Kdone %d, running %d, failed %d, %.1fs", len(r.results), r.running, r.failed, time.Since(r.start).Seconds())
+}
+
+// summary prints a table of the results.
+func (r *runner) summary() {
+	if r.opts.ProgressTTY {
+		fmt.Fprintln(r.opts.Progress)
+	}
+	passed := len(r.results) - r.failed
+	fmt.Fprintf(r.opts.Progress, "%d tasks finished: %d passed, %d failed, in %.1fs; logs in %s\n",
+		len(r.results), passed, r.failed, time.Since(r.start).Seconds(), r.opts.LogDir)
+	for _, res := range r.results {
+		if res.Status != "passed" {
+			fmt.Fprintf(r.opts.Progress, "  %-20s %-8s exit %d  %s\n", res.ID, res.Status, res.ExitCode, res.Log)
+		}
+	}
+}

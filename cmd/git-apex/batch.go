@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/batch"
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/isolation"
+)
+
+func batchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "batch",
+		Usage:     "run many tasks in parallel, each in its own isolated place",
+		UsageText: "git apex batch [--parallelism N] [--isolation worktree|shared|auto] [--results FILE] [--keep-failed] <tasks.toml>",
+		Description: "Reads [[task]] tables (id, repo, base, setup, files, run, timeout) and runs them N at a time, in warm " +
+			"pool slots (worktree) or one at a time in the main checkout (shared; auto picks shared when N is 1). One JSON " +
+			"line per task goes to --results (default stdout) as it finishes; each task's output goes to its own log. " +
+			"Exits 0 when all passed, 1 when any failed, 130 when interrupted (running tasks get TERM, then KILL; every " +
+			"slot is released). Slots stay in the pool, clean.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "parallelism", Aliases: []string{"j"}, Value: 1, Usage: "run `N` tasks at a time"},
+			&cli.StringFlag{Name: "isolation", Value: "auto", Usage: "worktree, shared or auto"},
+			&cli.StringFlag{Name: "results", Usage: "write the JSON lines to `FILE` instead of stdout"},
+			&cli.BoolFlag{Name: "keep-failed", Usage: "keep a failed task's slot as a preserved environment"},
+		},
+		Action: func(c *cli.Context) error {
+			args, err := positional(c, 1, 1, "<tasks.toml>")
+			if err != nil {
+				return err
+			}
+			if c.Int("parallelism") < 1 {
+				return usageError(c, "--parallelism must be 1 or more")
+			}
+			tasks, err := batch.Load(args[0])
+			if err != nil {
+				return err
+			}
+			results := c.App.Writer
+			if name := c.String("results"); name != "" {
+				f, err := os.Create(name)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				results = f
+			}
+			return withManager(c, func(m *isolation.Manager) error {
+				opts := batch.Options{
+					Parallelism: c.Int("parallelism"), Isolation: c.String("isolation"), KeepFailed: c.Bool("keep-failed"),
+					Results: results, Progress: c.App.ErrWriter, ProgressTTY: isTerminal(os.Stderr),
+					LogDir: filepath.Join(m.Git.ApexDir(), "batch", time.Now().Format("20060102-150405.000")),
+				}
+				res, err := batch.Run(c.Context, m, tasks, opts)
+				if err != nil {
+					return err
+				}
+				failed := 0
+				for _, r := range res {
+					if r.Status != "passed" {
+						failed++
+					}
+				}
+				if failed > 0 {
+					return exitcode.New(exitcode.Failure, "%d of %d tasks failed", failed, len(tasks))
+				}
+				return nil
+			})
+		},
+	}
+}
