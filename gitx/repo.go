@@ -211,7 +211,7 @@ func OpenBare(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	lines := strings.Fields(out)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 2 {
 		return nil, fmt.Errorf("cannot read git rev-parse output: %q", out)
 	}
