@@ -24,7 +24,7 @@ import (
 // Options configure a batch.
 type Options struct {
 	Parallelism int
-	Isolation   string // worktree, shared or auto (worktree when Parallelism > 1)
+	Isolation   string // worktree, full, shared or auto (worktree when Parallelism > 1, else shared)
 	KeepFailed  bool
 	Results     io.Writer // one JSON line per finished task
 	Progress    io.Writer // progress and the summary
@@ -83,14 +83,14 @@ func Run(ctx context.Context, m *isolation.Manager, tasks []Task, opts Options) 
 		return nil, err
 	}
 	switch mode {
-	case "worktree":
+	case "worktree", "full":
 	case "shared":
 		if err := r.checkShared(ctx, tasks); err != nil {
 			return nil, err
 		}
 		opts.Parallelism, r.opts.Parallelism = 1, 1
 	default:
-		return nil, exitcode.New(exitcode.Usage, "unknown --isolation %q for batch: use worktree, shared or auto", opts.Isolation)
+		return nil, exitcode.New(exitcode.Usage, "unknown --isolation %q for batch: use worktree, full, shared or auto", opts.Isolation)
 	}
 	queue := make(chan Task)
 	var wg sync.WaitGroup
@@ -143,8 +143,10 @@ func (r *runner) checkShared(ctx context.Context, tasks []Task) error {
 
 // place is where one task runs.
 type place struct {
-	dir     string
-	release func(keep bool, reason string) (envPath string, err error)
+	dir       string
+	container string // full isolation: the container the task's commands run in
+	m         *isolation.Manager
+	release   func(keep bool, reason string) (envPath string, err error)
 }
 
 // runTask runs one task; ok is false when it was interrupted before it
@@ -166,7 +168,7 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 		return r.fail(res, "error", err), true
 	}
 	res.Slot = pl.dir
-	status, code, runErr := r.execute(ctx, t, pl.dir, log)
+	status, code, runErr := r.execute(ctx, t, pl, log)
 	if ctx.Err() != nil && status != "passed" {
 		pl.release(false, "")
 		return res, false
@@ -210,10 +212,22 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string) (*place, err
 	if err != nil {
 		return nil, err
 	}
-	return &place{dir: lease.Path(), release: func(keep bool, reason string) (string, error) {
+	id, _ := policy.NewIdentity("task", t.ID)
+	pl := &place{dir: lease.Path(), m: m}
+	if mode == "full" {
+		if pl.container, err = m.SlotContainer(ctx, lease.Path(), id); err != nil {
+			m.Release(context.WithoutCancel(ctx), lease)
+			return nil, err
+		}
+	}
+	pl.release = func(keep bool, reason string) (string, error) {
 		cctx := context.WithoutCancel(ctx)
+		if pl.container != "" {
+			if err := m.RemoveContainer(cctx, pl.container); err != nil {
+				return "", err
+			}
+		}
 		if keep {
-			id, _ := policy.NewIdentity("task", t.ID)
 			env, err := m.KeepSlot(cctx, lease, id, reason)
 			if err != nil {
 				return "", err
@@ -221,14 +235,16 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string) (*place, err
 			return env.Path, nil
 		}
 		return "", m.Release(cctx, lease)
-	}}, nil
+	}
+	return pl, nil
 }
 
 // execute writes the task's files, runs its setup, then its command, all
 // output to log. The command runs in its own process group: at its
 // timeout or at an interrupt the group gets TERM, then KILL after the
 // grace period.
-func (r *runner) execute(ctx context.Context, t Task, dir string, log io.Writer) (status string, code int, err error) {
+func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) (status string, code int, err error) {
+	dir := pl.dir
 	for name, content := range t.Files {
 		path := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -238,15 +254,28 @@ func (r *runner) execute(ctx context.Context, t Task, dir string, log io.Writer)
 			return "error", -1, err
 		}
 	}
-	env := append(gitx.CleanEnv(), "APEX_ID=task-"+t.ID, "APEX_PATH="+dir, "APEX_WORKFLOW=task")
+	vars := []string{"APEX_ID=task-" + t.ID, "APEX_PATH=" + dir, "APEX_WORKFLOW=task"}
+	env := append(gitx.CleanEnv(), vars...)
+	run := func(timeout time.Duration, argv ...string) (int, error) {
+		if pl.container == "" {
+			return r.command(ctx, timeout, dir, env, log, argv[0], argv[1:]...)
+		}
+		cctx := ctx
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			cctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		return pl.m.ExecContainer(cctx, pl.container, isolation.ExecSpec{Cmd: argv, WorkDir: dir, Env: vars, Stdout: log, Stderr: log})
+	}
 	for _, setup := range t.Setup {
 		fmt.Fprintf(log, "$ %s\n", setup)
-		if code, err := r.command(ctx, 0, dir, env, log, "sh", "-c", setup); err != nil || code != 0 {
+		if code, err := run(0, "sh", "-c", setup); err != nil || code != 0 {
 			return "error", code, fmt.Errorf("setup `%s` exited with status %d", setup, code)
 		}
 	}
 	fmt.Fprintf(log, "$ %q\n", t.Run)
-	code, err = r.command(ctx, time.Duration(t.Timeout), dir, env, log, t.Run[0], t.Run[1:]...)
+	code, err = run(time.Duration(t.Timeout), t.Run...)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout", code, fmt.Errorf("timed out after %v", time.Duration(t.Timeout))

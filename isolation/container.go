@@ -217,3 +217,31 @@ func isContainerError(err error) bool {
 	var ce errContainer
 	return errors.As(err, &ce)
 }
+
+// SlotContainer makes a container for a batch task's slot at path, as a
+// full env's, and returns its id. It fails when no runtime answers or
+// the policy names no image.
+func (m *Manager) SlotContainer(ctx context.Context, path string, id policy.Identity) (string, error) {
+	pol, err := m.Policy()
+	if err != nil {
+		return "", err
+	}
+	if reason := m.prepareFull(ctx, pol); reason != "" {
+		return "", exitcode.New(exitcode.Runtime, "cannot run %s in a container: %s", id, reason)
+	}
+	return m.makeContainer(ctx, &state.Env{Identity: id.String(), Path: path}, pol)
+}
+
+// ExecContainer runs a command in a container and returns its exit code.
+func (m *Manager) ExecContainer(ctx context.Context, id string, spec ExecSpec) (int, error) {
+	return m.rt.Exec(ctx, id, spec)
+}
+
+// RemoveContainer removes a container.
+func (m *Manager) RemoveContainer(ctx context.Context, id string) error {
+	rt, err := m.runtime(ctx)
+	if err != nil {
+		return err
+	}
+	return rt.Remove(ctx, id)
+}

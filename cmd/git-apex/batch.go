@@ -16,7 +16,7 @@ func batchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "batch",
 		Usage:     "run many tasks in parallel, each in its own isolated place",
-		UsageText: "git apex batch [--parallelism N] [--isolation worktree|shared|auto] [--results FILE] [--keep-failed] <tasks.toml>",
+		UsageText: "git apex batch [--parallelism N] [--isolation worktree|full|shared|auto] [--results FILE] [--keep-failed] <tasks.toml>",
 		Description: "Reads [[task]] tables (id, repo, base, setup, files, run, timeout) and runs them N at a time, in warm " +
 			"pool slots (worktree) or one at a time in the main checkout (shared; auto picks shared when N is 1). One JSON " +
 			"line per task goes to --results (default stdout) as it finishes; each task's output goes to its own log. " +
@@ -24,7 +24,7 @@ func batchCommand() *cli.Command {
 			"slot is released). Slots stay in the pool, clean.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "parallelism", Aliases: []string{"j"}, Value: 1, Usage: "run `N` tasks at a time"},
-			&cli.StringFlag{Name: "isolation", Value: "auto", Usage: "worktree, shared or auto"},
+			&cli.StringFlag{Name: "isolation", Value: "auto", Usage: "worktree, full, shared or auto"},
 			&cli.StringFlag{Name: "results", Usage: "write the JSON lines to `FILE` instead of stdout"},
 			&cli.BoolFlag{Name: "keep-failed", Usage: "keep a failed task's slot as a preserved environment"},
 		},
