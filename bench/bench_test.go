@@ -22,7 +22,7 @@ func TestTinyRun(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cfg := config{apex: apex, sizes: []int{50}, pairs: 1, listCounts: []int{2}, hookEnvs: 2, gcEnvs: 2,
+	cfg := config{apex: apex, sizes: []int{50}, pairs: 1, listCounts: []int{2}, hookEnvs: 2, gcEnvs: 2, batchTasks: 3,
 		cacheDir: filepath.Join(dir, "cache"), outDir: filepath.Join(dir, "results")}
 	var table strings.Builder
 	res, err := run(cfg, &table)
@@ -39,9 +39,9 @@ func TestTinyRun(t *testing.T) {
 			t.Errorf("row %+v", r)
 		}
 	}
-	want := "start,hook (2 envs),remove,list (2 envs),gc --merged (2 envs),--version,path"
+	want := "start,start (warm slot),hook (2 envs),batch 3 x true (-j 4),remove,list (2 envs),gc --merged (2 envs),--version,path"
 	if dockerReady() {
-		want = "start,hook (2 envs),remove,list (2 envs),gc --merged (2 envs),start --isolation full,exec -- true (full),--version,path"
+		want = strings.Replace(want, ",--version", ",start --isolation full,exec -- true (full),--version", 1)
 	}
 	if got := strings.Join(ops, ","); got != want {
 		t.Errorf("rows %s", got)

@@ -44,6 +44,7 @@ type config struct {
 	listCounts []int // env counts for the list rows
 	hookEnvs   int   // envs for the hook row
 	gcEnvs     int   // envs for the gc row; 0 leaves it out
+	batchTasks int   // tasks in the batch row
 	cacheDir   string
 	outDir     string
 }
@@ -52,7 +53,7 @@ func configFromEnv(apex string) (config, error) {
 	if apex == "" {
 		return config{}, fmt.Errorf("-apex BINARY is required (bench/run builds one)")
 	}
-	cfg := config{apex: apex, pairs: 5, listCounts: []int{10, 100}, hookEnvs: 100, outDir: filepath.Join("bench", "results")}
+	cfg := config{apex: apex, pairs: 5, listCounts: []int{10, 100}, hookEnvs: 100, batchTasks: 20, outDir: filepath.Join("bench", "results")}
 	sizes := os.Getenv("BENCH_SIZES")
 	if sizes == "" {
 		sizes = "1k,10k"

@@ -58,7 +58,7 @@ func run(cfg config, out io.Writer) (*result, error) {
 		if err != nil {
 			return nil, err
 		}
-		rows, err := b.rows(i == 0)
+		rows, err := b.rows(i == 0, i == len(cfg.sizes)-1)
 		if cerr := b.close(); err == nil {
 			err = cerr
 		}
@@ -146,9 +146,10 @@ func (b *bench) close() error {
 	return err
 }
 
-// rows measures the operations for this size: start and the hook
-// everywhere, the rest only on the first size (all selects them).
-func (b *bench) rows(all bool) ([]row, error) {
+// rows measures the operations for this size: start (fresh and from a
+// warm slot) and the hook everywhere, the batch on the last (largest)
+// size, the rest only on the first size (all selects them).
+func (b *bench) rows(all, last bool) ([]row, error) {
 	var rows []row
 	add := func(r row, err error) error {
 		if err == nil {
@@ -159,8 +160,16 @@ func (b *bench) rows(all bool) ([]row, error) {
 	if err := add(b.start()); err != nil {
 		return nil, err
 	}
+	if err := add(b.pooledStart()); err != nil {
+		return nil, err
+	}
 	if err := add(b.hook(b.cfg.hookEnvs)); err != nil {
 		return nil, err
+	}
+	if last {
+		if err := add(b.batch(b.cfg.batchTasks, 4)); err != nil {
+			return nil, err
+		}
 	}
 	if !all {
 		return rows, nil
@@ -572,4 +581,57 @@ func (b *bench) full() ([]row, error) {
 		func() (time.Duration, error) { return timed(fullApex("exec", id, "--", "true")) },
 		func() (time.Duration, error) { return timed(exec.Command("docker", "exec", ctr, "true")) })
 	return []row{start, execRow}, err
+}
+
+// pooledStart measures start when a warm slot is idle (the slot is made,
+// untimed, before each run) against git worktree add -b.
+func (b *bench) pooledStart() (row, error) {
+	return b.measure("start (warm slot)", "git worktree add -b",
+		func() (time.Duration, error) {
+			if err := untimed(b.apex("pool", "warm", "--size", "1")); err != nil {
+				return 0, err
+			}
+			id := b.next("p")
+			d, err := timed(b.apex("start", "task", id))
+			if err == nil {
+				err = untimed(b.apex("remove", "--force", "--delete-branch", "task-"+id))
+			}
+			return d, err
+		},
+		func() (time.Duration, error) {
+			name := b.next("g")
+			path := filepath.Join(b.root, "envs", name)
+			d, err := timed(b.git("worktree", "add", "-q", "-b", name, path))
+			if err == nil {
+				err = untimed(b.git("worktree", "remove", "--force", path), b.git("branch", "-D", name))
+			}
+			return d, err
+		})
+}
+
+// batch measures a batch of n tasks running `true`, j at a time in pool
+// slots, against n sequential git worktree add + git worktree remove.
+func (b *bench) batch(n, j int) (row, error) {
+	var tasks strings.Builder
+	for i := range n {
+		fmt.Fprintf(&tasks, "[[task]]\nid = \"t%d\"\nrun = [\"true\"]\n", i)
+	}
+	file := filepath.Join(b.root, "tasks.toml")
+	if err := os.WriteFile(file, []byte(tasks.String()), 0o644); err != nil {
+		return row{}, err
+	}
+	defer untimed(b.apex("pool", "drain"))
+	return b.measure(fmt.Sprintf("batch %d x true (-j %d)", n, j), fmt.Sprintf("%d x git worktree add + remove", n),
+		func() (time.Duration, error) {
+			cmd := b.apex("batch", "-j", fmt.Sprint(j), "--isolation", "worktree", "--results", os.DevNull, file)
+			return timed(cmd)
+		},
+		func() (time.Duration, error) {
+			var cmds []*exec.Cmd
+			for range n {
+				path := filepath.Join(b.root, "envs", b.next("s"))
+				cmds = append(cmds, b.git("worktree", "add", "-q", "--detach", path), b.git("worktree", "remove", "--force", path))
+			}
+			return timed(cmds...)
+		})
 }
