@@ -47,14 +47,16 @@ func (r *Repo) SwitchNoHooks(ctx context.Context, dir, branch string, newBranch 
 
 // ResetClean throws away everything in the worktree at dir that commit
 // does not hold: changes, untracked and ignored files, in submodules too;
-// and checks out commit. It runs no hooks.
+// and leaves commit checked out, detached. It runs no hooks, and the same
+// two commands as `git reset --hard && git clean -fdx` (reset to a commit
+// on a detached HEAD moves HEAD there too), plus one for submodules when
+// there are any.
 func (r *Repo) ResetClean(ctx context.Context, dir, commit string) error {
-	for _, args := range [][]string{
-		{"checkout", "--quiet", "--force", "--detach", commit},
-		{"reset", "--quiet", "--hard"},
-		{"clean", "-fdxq"},
-		{"submodule", "--quiet", "foreach", "--recursive", "git reset --quiet --hard && git clean -fdxq"},
-	} {
+	steps := [][]string{{"reset", "--quiet", "--hard", commit}, {"clean", "-fdxq"}}
+	if _, err := os.Stat(filepath.Join(dir, ".gitmodules")); err == nil {
+		steps = append(steps, []string{"submodule", "--quiet", "foreach", "--recursive", "git reset --quiet --hard && git clean -fdxq"})
+	}
+	for _, args := range steps {
 		if _, err := r.Run(ctx, dir, append(noHooks, args...)...); err != nil {
 			return err
 		}
