@@ -234,6 +234,18 @@ func untimed(cmds ...*exec.Cmd) error {
 	return err
 }
 
+// plainAdd is the baseline of the start rows: one `git worktree add -b`,
+// removed again untimed.
+func (b *bench) plainAdd() (time.Duration, error) {
+	name := b.next("g")
+	path := filepath.Join(b.root, "envs", name)
+	d, err := timed(b.git("worktree", "add", "-q", "-b", name, path))
+	if err == nil {
+		err = untimed(b.git("worktree", "remove", "--force", path), b.git("branch", "-D", name))
+	}
+	return d, err
+}
+
 func (b *bench) start() (row, error) {
 	return b.measure("start", "git worktree add -b",
 		func() (time.Duration, error) {
@@ -244,15 +256,7 @@ func (b *bench) start() (row, error) {
 			}
 			return d, err
 		},
-		func() (time.Duration, error) {
-			name := b.next("g")
-			path := filepath.Join(b.root, "envs", name)
-			d, err := timed(b.git("worktree", "add", "-q", "-b", name, path))
-			if err == nil {
-				err = untimed(b.git("worktree", "remove", "--force", path), b.git("branch", "-D", name))
-			}
-			return d, err
-		})
+		b.plainAdd)
 }
 
 func (b *bench) remove() (row, error) {
@@ -598,15 +602,7 @@ func (b *bench) pooledStart() (row, error) {
 			}
 			return d, err
 		},
-		func() (time.Duration, error) {
-			name := b.next("g")
-			path := filepath.Join(b.root, "envs", name)
-			d, err := timed(b.git("worktree", "add", "-q", "-b", name, path))
-			if err == nil {
-				err = untimed(b.git("worktree", "remove", "--force", path), b.git("branch", "-D", name))
-			}
-			return d, err
-		})
+		b.plainAdd)
 }
 
 // batch measures a batch of n tasks running `true`, j at a time in pool

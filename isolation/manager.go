@@ -63,6 +63,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Manager, error) {
 	if err := repo.RequireCommits(); err != nil {
 		return nil, err
 	}
+	return newManager(ctx, repo, opts)
+}
+
+// newManager opens a repository's state database.
+func newManager(ctx context.Context, repo *gitx.Repo, opts Options) (*Manager, error) {
 	store, err := state.Open(ctx, filepath.Join(repo.ApexDir(), "state.db"))
 	if err != nil {
 		return nil, err
@@ -166,14 +171,7 @@ func OpenBare(ctx context.Context, dir string, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := state.Open(ctx, filepath.Join(repo.ApexDir(), "state.db"))
-	if err != nil {
-		return nil, err
-	}
-	if opts.Stderr == nil {
-		opts.Stderr = io.Discard
-	}
-	return &Manager{Git: repo, Store: store, opts: opts}, nil
+	return newManager(ctx, repo, opts)
 }
 
 // BaseCommit resolves a task's base: a commit-ish, or "" for the pool's
