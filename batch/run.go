@@ -19,6 +19,7 @@ import (
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
 )
 
 // Options configure a batch.
@@ -51,6 +52,7 @@ type Result struct {
 type runner struct {
 	m     *isolation.Manager
 	opts  Options
+	mode  string // worktree, full or shared
 	start time.Time
 
 	mu       sync.Mutex
@@ -77,7 +79,7 @@ func Run(ctx context.Context, m *isolation.Manager, tasks []Task, opts Options) 
 			mode = "shared"
 		}
 	}
-	r := &runner{m: m, opts: opts, start: time.Now(), repos: map[string]*isolation.Manager{}}
+	r := &runner{m: m, opts: opts, mode: mode, start: time.Now(), repos: map[string]*isolation.Manager{}}
 	defer r.closeRepos()
 	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
 		return nil, err
@@ -254,7 +256,7 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 			return "error", -1, err
 		}
 	}
-	vars := []string{"APEX_ID=task-" + t.ID, "APEX_PATH=" + dir, "APEX_WORKFLOW=task"}
+	vars := isolation.ApexVars(&state.Env{Identity: "task-" + t.ID, Path: dir, Workflow: "task", Mode: r.mode})
 	env := append(gitx.CleanEnv(), vars...)
 	run := func(timeout time.Duration, argv ...string) (int, error) {
 		if pl.container == "" {

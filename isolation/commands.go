@@ -34,17 +34,17 @@ func (e *CommandError) Error() string {
 // ExitCode reports a failed policy command as an unexpected failure.
 func (e *CommandError) ExitCode() int { return exitcode.Failure }
 
-// commandEnv is what a policy command sees of the env: nothing is ever
-// substituted into the command string, only these variables are set.
+// commandEnv is the environment of a command run on the host for an
+// env: nothing is ever substituted into a command string, it sees the env
+// only through ApexVars.
 func commandEnv(env *state.Env) []string {
-	return append(gitx.CleanEnv(),
-		"APEX_ID="+env.Identity,
-		"APEX_PATH="+env.Path,
-		"APEX_BRANCH="+env.Branch,
-		"APEX_BASE="+env.Base,
-		"APEX_WORKFLOW="+env.Workflow,
-		"APEX_MODE="+env.Mode,
-	)
+	return append(gitx.CleanEnv(), ApexVars(env)...)
+}
+
+// ApexVars are the variables a command sees of its env.
+func ApexVars(env *state.Env) []string {
+	return []string{"APEX_ID=" + env.Identity, "APEX_PATH=" + env.Path, "APEX_BRANCH=" + env.Branch,
+		"APEX_BASE=" + env.Base, "APEX_WORKFLOW=" + env.Workflow, "APEX_MODE=" + env.Mode}
 }
 
 // runCommands runs each command as `sh -c <command>` in dir, in order,

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
@@ -59,17 +58,11 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 		cmd = []string{pol.Container.Shell}
 	}
 	spec := ExecSpec{Cmd: cmd, WorkDir: env.Path, TTY: r.TTY, Stdin: r.Stdin, Stdout: r.Stdout, Stderr: r.Stderr,
-		Env: apexVars(env)}
+		Env: ApexVars(env)}
 	if r.TTY {
 		spec.Env = append(spec.Env, "TERM="+os.Getenv("TERM"))
 	}
 	return m.rt.Exec(ctx, id, spec)
-}
-
-// apexVars are the variables a command sees of its env.
-func apexVars(env *state.Env) []string {
-	return []string{"APEX_ID=" + env.Identity, "APEX_PATH=" + env.Path, "APEX_BRANCH=" + env.Branch,
-		"APEX_BASE=" + env.Base, "APEX_WORKFLOW=" + env.Workflow, "APEX_MODE=" + env.Mode}
 }
 
 // runLocal runs a command in the env's directory on the host. An
@@ -77,7 +70,7 @@ func apexVars(env *state.Env) []string {
 func runLocal(ctx context.Context, env *state.Env, argv []string, r ExecRequest) (int, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = env.Path
-	cmd.Env = append(gitx.CleanEnv(), apexVars(env)...)
+	cmd.Env = commandEnv(env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.Stdin, r.Stdout, r.Stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
 	cmd.WaitDelay = 5 * time.Second

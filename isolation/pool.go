@@ -282,9 +282,7 @@ func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan) (undo 
 		// A slot with submodules, or another file system: make afresh.
 		return nil, false, m.Release(ctx, &Lease{Slot: slot})
 	}
-	if err := m.Store.DropSlot(ctx, slot.ID); err != nil {
-		return nil, true, err
-	}
+	// From here the slot is the env's worktree: every failure undoes it.
 	undo = undoAll(unbranch(lk, p), func(ctx context.Context) error {
 		err := lk.RemoveWorktree(ctx, p.path, true)
 		for _, dir := range madeDirs {
@@ -292,6 +290,9 @@ func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan) (undo 
 		}
 		return err
 	})
+	if err := m.Store.DropSlot(ctx, slot.ID); err != nil {
+		return undo, true, err
+	}
 	if p.branch == "" {
 		err = m.Git.CheckoutDetached(ctx, p.path, p.start)
 	} else {

@@ -395,7 +395,7 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartR
 		return nil, err
 	}
 	if p.branch == "" {
-		m.notef("reviewing at commit %s", short(p.start)[:min(7, len(p.start))])
+		m.notef("reviewing at commit %s", p.start[:min(7, len(p.start))])
 	}
 	if p.fallback != "" {
 		m.warnf("%s asked for %s isolation but gets %s: %s", env.Identity, p.asked, p.mode, p.fallback)

@@ -13,11 +13,11 @@ import (
 
 // SweepOptions say what Sweep removes.
 type SweepOptions struct {
-	Merged    bool          // envs whose branch is merged into their base
-	OlderThan time.Duration // envs inactive for longer than this; 0: none
-	Since     string        // the commit a merge started from: narrows the merged checks (hooks)
-	DryRun    bool          // say what would be done, change nothing
-	Cwd       string        // the env holding this directory is kept
+	Merged     bool          // envs whose branch is merged into their base
+	OlderThan  time.Duration // envs inactive for longer than this; 0: none
+	SinceMerge bool          // narrow the merged checks to what the merge from ORIG_HEAD brought (hooks)
+	DryRun     bool          // say what would be done, change nothing
+	Cwd        string        // the env holding this directory is kept
 }
 
 // SweepItem is what Sweep did, or would do, with one env.
@@ -61,18 +61,22 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 	var present []*state.Env
 	for _, e := range envs {
 		if e.Mode != string(policy.Shared) && !exists(e.Path) {
-			if !opts.DryRun {
-				if err := listWorktrees(); err != nil {
-					return nil, err
-				}
-				if _, _, err := m.heal(ctx, lk, e, worktrees); err != nil {
-					return nil, err
-				}
+			if err := listWorktrees(); err != nil {
+				return nil, err
 			}
-			items = append(items, SweepItem{Env: e, Kept: "its worktree is gone: marked destroyed"})
-			continue
+			if opts.DryRun {
+				items = append(items, SweepItem{Env: e, Kept: diagnose(e, worktrees).describe(e) + ": would be healed"})
+				continue
+			}
+			if _, _, err := m.heal(ctx, lk, e, worktrees); err != nil {
+				return nil, err
+			}
+			if !e.Live() {
+				items = append(items, SweepItem{Env: e, Kept: "its worktree was deleted by hand: marked destroyed"})
+				continue
+			}
 		}
-		present = append(present, e)
+		present = append(present, e) // a moved worktree was followed
 	}
 	branches, err := m.Git.Branches(ctx, opts.OlderThan > 0)
 	if err != nil {
@@ -80,8 +84,12 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 	}
 
 	merged := map[int64]mergeStatus{}
-	if opts.Merged {
-		if merged, err = m.mergedEnvs(ctx, present, branches, opts.Since); err != nil {
+	if opts.Merged && len(present) > 0 {
+		since := ""
+		if opts.SinceMerge {
+			since = m.Git.OrigHead(ctx) // "": check every env with commits of its own
+		}
+		if merged, err = m.mergedEnvs(ctx, present, branches, since); err != nil {
 			return nil, err
 		}
 	}
@@ -191,6 +199,5 @@ func (m *Manager) SweepMerged(ctx context.Context, cwd string) ([]SweepItem, err
 	if err != nil || !pol.Worktree.CleanupOnMerge {
 		return nil, err
 	}
-	// Without ORIG_HEAD, every env with commits of its own is checked.
-	return m.Sweep(ctx, SweepOptions{Merged: true, Since: m.Git.OrigHead(ctx), Cwd: cwd})
+	return m.Sweep(ctx, SweepOptions{Merged: true, SinceMerge: true, Cwd: cwd})
 }
