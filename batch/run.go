@@ -133,7 +133,7 @@ func (r *runner) checkShared(ctx context.Context, tasks []Task) error {
 			return exitcode.New(exitcode.Usage, "task %s names a repo or base: shared isolation runs in the main checkout as it is; use --isolation worktree", t.ID)
 		}
 	}
-	changes, err := r.m.Git.Status(ctx, r.m.MainRoot())
+	changes, err := r.m.Git.Status(ctx, r.m.MainRoot(), false)
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string) (*place, err
 	id, _ := policy.NewIdentity("task", t.ID)
 	pl := &place{dir: lease.Path(), m: m}
 	if mode == "full" {
-		if pl.container, err = m.SlotContainer(ctx, lease.Path(), id); err != nil {
+		if pl.container, err = m.SlotContainer(ctx, lease, id); err != nil {
 			m.Release(context.WithoutCancel(ctx), lease)
 			return nil, err
 		}
@@ -225,7 +225,7 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string) (*place, err
 	pl.release = func(keep bool, reason string) (string, error) {
 		cctx := context.WithoutCancel(ctx)
 		if pl.container != "" {
-			if err := m.RemoveContainer(cctx, pl.container); err != nil {
+			if err := m.DropSlotContainer(cctx, lease, pl.container, id, keep); err != nil {
 				return "", err
 			}
 		}

@@ -2,6 +2,7 @@ package gitx
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 )
@@ -45,23 +46,36 @@ func (r *Repo) SwitchNoHooks(ctx context.Context, dir, branch string, newBranch 
 	return err
 }
 
+// ErrSubmodules is ResetClean's answer for a contained working tree whose
+// commit has submodules: git-apex does not enter them.
+var ErrSubmodules = errors.New("the commit has submodules, which a container may have redirected")
+
 // ResetClean throws away everything in the worktree at dir that commit
 // does not hold: changes, untracked and ignored files, in submodules too;
 // and leaves commit checked out, detached. It runs no hooks, and the same
 // two commands as `git reset --hard && git clean -fdx` (reset to a commit
 // on a detached HEAD moves HEAD there too), plus one for submodules when
-// there are any.
-func (r *Repo) ResetClean(ctx context.Context, dir, commit string) error {
-	steps := [][]string{{"reset", "--quiet", "--hard", commit}, {"clean", "-fdxq"}}
-	if _, err := os.Stat(filepath.Join(dir, ".gitmodules")); err == nil {
-		steps = append(steps, []string{"submodule", "--quiet", "foreach", "--recursive", "git reset --quiet --hard && git clean -fdxq"})
+// there are any. When contained (a container wrote there), nested
+// repositories go too, and submodules are not entered: it returns
+// ErrSubmodules when commit has any.
+func (r *Repo) ResetClean(ctx context.Context, dir, commit string, contained bool) error {
+	clean := "-fdxq"
+	if contained {
+		clean = "-ffdxq"
 	}
-	for _, args := range steps {
+	for _, args := range [][]string{{"reset", "--quiet", "--hard", commit}, {"clean", clean}} {
 		if _, err := r.Run(ctx, dir, append(noHooks, args...)...); err != nil {
 			return err
 		}
 	}
-	return nil
+	if _, err := os.Stat(filepath.Join(dir, ".gitmodules")); err != nil {
+		return nil
+	}
+	if contained {
+		return ErrSubmodules
+	}
+	_, err := r.Run(ctx, dir, append(noHooks, "submodule", "--quiet", "foreach", "--recursive", "git reset --quiet --hard && git clean -fdxq")...)
+	return err
 }
 
 // RestoreTracked puts the working tree at dir back to its HEAD: tracked

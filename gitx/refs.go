@@ -107,8 +107,11 @@ func (c Changes) String() string {
 }
 
 // Status reads what `git status` reports in the working tree at dir.
-func (r *Repo) Status(ctx context.Context, dir string) (Changes, error) {
-	st, err := r.StatusAgainst(ctx, dir, "", "", false)
+// contained says a container writes there (a full env): its submodules'
+// .git files could then point anywhere, so git does not look inside
+// them (a submodule whose commit changed still counts).
+func (r *Repo) Status(ctx context.Context, dir string, contained bool) (Changes, error) {
+	st, err := r.StatusAgainst(ctx, dir, StatusOptions{Contained: contained})
 	return st.Changes, err
 }
 
@@ -147,20 +150,30 @@ type Standing struct {
 	Behind  int  // commits on the base that the branch lacks
 }
 
+// StatusOptions say what StatusAgainst compares.
+type StatusOptions struct {
+	Branch, Base string // count Branch's commits ahead of and behind Base, when both are set
+	BaseIsLocal  bool   // Base is a local branch (else a remote-tracking one like origin/main)
+	Contained    bool   // a container writes in the working tree: see Status
+}
+
 // StatusAgainst is Status that also counts the branch's commits ahead of
 // and behind base, in the same single git process: the base is given to
 // git status as the branch's upstream with -c, so nothing is written to
-// the repository's config. baseIsLocal says whether base is a local
-// branch (else a remote-tracking one like origin/main).
-func (r *Repo) StatusAgainst(ctx context.Context, dir, branch, base string, baseIsLocal bool) (Standing, error) {
-	args := []string{"status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal", "--ignore-submodules=none"}
-	if branch != "" && base != "" {
-		remote, merge := ".", "refs/heads/"+base
-		if !baseIsLocal {
-			name, rest, _ := strings.Cut(base, "/")
+// the repository's config.
+func (r *Repo) StatusAgainst(ctx context.Context, dir string, o StatusOptions) (Standing, error) {
+	submodules := "--ignore-submodules=none"
+	if o.Contained {
+		submodules = "--ignore-submodules=dirty"
+	}
+	args := []string{"status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal", submodules}
+	if o.Branch != "" && o.Base != "" {
+		remote, merge := ".", "refs/heads/"+o.Base
+		if !o.BaseIsLocal {
+			name, rest, _ := strings.Cut(o.Base, "/")
 			remote, merge = name, "refs/heads/"+rest
 		}
-		args = append([]string{"-c", "branch." + branch + ".remote=" + remote, "-c", "branch." + branch + ".merge=" + merge}, args...)
+		args = append([]string{"-c", "branch." + o.Branch + ".remote=" + remote, "-c", "branch." + o.Branch + ".merge=" + merge}, args...)
 	}
 	out, err := r.Read(ctx, dir, args...)
 	if err != nil {
@@ -200,4 +213,37 @@ func parseStatusV2(out string) Standing {
 		}
 	}
 	return s
+}
+
+// IsAncestor reports whether commit a is an ancestor of (or equal to) b.
+func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	_, err := r.Read(ctx, r.CommonDir, "merge-base", "--is-ancestor", a, b)
+	var gerr *Error
+	if errors.As(err, &gerr) && gerr.Status == 1 {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// InitPrivateIndex writes the index of the git directory gitDir (a full
+// env's private one, just made by git-apex and never yet used by anything
+// else) from commit's tree, without touching any working tree.
+func (r *Repo) InitPrivateIndex(ctx context.Context, gitDir, commit string) error {
+	_, err := r.Run(ctx, r.CommonDir, "--git-dir="+gitDir, "read-tree", commit)
+	return err
+}
+
+// Gitlinks lists the paths of commit's tree that are submodules.
+func (r *Repo) Gitlinks(ctx context.Context, commit string) ([]string, error) {
+	out, err := r.Read(ctx, r.CommonDir, "ls-tree", "-r", "-z", "--full-tree", commit)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, entry := range strings.Split(out, "\x00") {
+		if meta, path, ok := strings.Cut(entry, "\t"); ok && strings.HasPrefix(meta, "160000 ") {
+			paths = append(paths, path)
+		}
+	}
+	return paths, nil
 }

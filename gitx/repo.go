@@ -26,6 +26,8 @@ type Repo struct {
 	GitDir    string // that working tree's git dir
 	CommonDir string // the git dir shared by every worktree
 	Head      string // commit HEAD points at; "" when the current branch has no commits
+
+	mainRoot string // MainRoot, computed once
 }
 
 // Error is a failed git command.
@@ -91,11 +93,28 @@ type command struct {
 	readOnly bool     // sets GIT_OPTIONAL_LOCKS=0
 	env      []string // nil: gitEnv()
 	stdin    string
+	// inEnv marks a command run in an environment's worktree: it runs no
+	// hooks and does not recurse into submodules, whatever the
+	// repository's config says.
+	inEnv bool
 }
+
+// safeConfig is set for every git command: nothing git-apex runs starts
+// a file system monitor named by the repository's config. The settings
+// reach the git processes git itself starts (GIT_CONFIG_PARAMETERS), and
+// a command-line setting beats every config file.
+var safeConfig = []string{"-c", "core.fsmonitor=false"}
+
+// envConfig is added for commands run in an environment's worktree.
+var envConfig = []string{"-c", "core.hooksPath=" + os.DevNull, "-c", "submodule.recurse=false"}
 
 // run is the one exec path: every git process starts here.
 func run(ctx context.Context, c command) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", c.args...)
+	args := append(safeConfig[:len(safeConfig):len(safeConfig)], c.args...)
+	if c.inEnv {
+		args = append(append(safeConfig[:len(safeConfig):len(safeConfig)], envConfig...), c.args...)
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
 	// Interrupted, git gets SIGTERM, so it removes its lock files; a hook
 	// it started may still hold its output open, so stop waiting after a
 	// while (then it is killed).
@@ -133,21 +152,24 @@ func run(ctx context.Context, c command) (string, error) {
 	return stdout.String(), &Error{Args: c.args, Dir: c.dir, Status: status, Stderr: stderrText}
 }
 
-// Run runs git in dir (the working tree when dir is "") and returns stdout.
+// Run runs git in dir (the working tree when dir is "") and returns
+// stdout. In a directory other than the common dir and the main checkout,
+// that is, in an environment's worktree, git runs no hooks and does not
+// recurse into submodules.
 func (r *Repo) Run(ctx context.Context, dir string, args ...string) (string, error) {
-	return run(ctx, command{dir: r.dirOr(dir), args: args})
+	return run(ctx, r.command(dir, args, false))
 }
 
 // Read is Run for commands that change nothing; git skips optional locks.
 func (r *Repo) Read(ctx context.Context, dir string, args ...string) (string, error) {
-	return run(ctx, command{dir: r.dirOr(dir), args: args, readOnly: true})
+	return run(ctx, r.command(dir, args, true))
 }
 
-func (r *Repo) dirOr(dir string) string {
+func (r *Repo) command(dir string, args []string, readOnly bool) command {
 	if dir == "" {
-		return r.Toplevel
+		dir = r.Toplevel
 	}
-	return dir
+	return command{dir: dir, args: args, readOnly: readOnly, inEnv: dir != r.CommonDir && dir != r.MainRoot()}
 }
 
 // Open finds the repository that dir belongs to. It runs a single git
@@ -173,7 +195,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 			return nil, exitcode.New(exitcode.Usage, "not inside a git working tree (%s is a git directory): cd to the working tree", dir)
 		case len(lines) == 4:
 			// --verify failed: HEAD names a branch with no commits yet.
-			return &Repo{GitDir: lines[0], CommonDir: lines[1], Toplevel: lines[3]}, nil
+			return openedRepo(lines[0], lines[1], lines[3], ""), nil
 		case strings.Contains(gerr.Stderr, "not a git repository"):
 			return nil, exitcode.New(exitcode.Usage, "not inside a git repository (%s): cd into one, or run `git init`", dir)
 		}
@@ -182,7 +204,13 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if len(lines) != 5 {
 		return nil, fmt.Errorf("cannot read git rev-parse output: %q", out)
 	}
-	return &Repo{GitDir: lines[0], CommonDir: lines[1], Toplevel: lines[3], Head: lines[4]}, nil
+	return openedRepo(lines[0], lines[1], lines[3], lines[4]), nil
+}
+
+func openedRepo(gitDir, commonDir, toplevel, head string) *Repo {
+	r := &Repo{GitDir: gitDir, CommonDir: commonDir, Toplevel: toplevel, Head: head}
+	r.mainRoot = strings.TrimSuffix(realPath(commonDir), string(os.PathSeparator)+".git")
+	return r
 }
 
 // RequireCommits fails with a usage error when the repository has no commits.
@@ -197,7 +225,7 @@ func (r *Repo) RequireCommits() error {
 // entry of `git worktree list`: the real path of the common dir without
 // its "/.git". It runs no git.
 func (r *Repo) MainRoot() string {
-	return strings.TrimSuffix(realPath(r.CommonDir), string(os.PathSeparator)+".git")
+	return r.mainRoot
 }
 
 // ApexDir is git-apex's own directory inside the common git dir.
@@ -215,7 +243,7 @@ func OpenBare(ctx context.Context, dir string) (*Repo, error) {
 	if len(lines) != 2 {
 		return nil, fmt.Errorf("cannot read git rev-parse output: %q", out)
 	}
-	return &Repo{Toplevel: lines[0], GitDir: lines[0], CommonDir: lines[1]}, nil
+	return openedRepo(lines[0], lines[1], lines[0], ""), nil
 }
 
 // CloneBare makes a bare clone of url at dir, by way of a temporary

@@ -17,14 +17,29 @@ import (
 	"github.com/git-apex/git-apex/state"
 )
 
-// Container labels: how git-apex finds its own containers.
+// Container labels: how git-apex finds its own containers, and which
+// layout of mounts a container has.
 const (
-	labelEnv  = "git-apex.env"
-	labelRepo = "git-apex.repo"
+	labelEnv    = "git-apex.env"
+	labelRepo   = "git-apex.repo"
+	labelLayout = "git-apex.layout"
 )
+
+// layout is the mount layout containers are made with now: a private git
+// directory (a sandbox) and the host's objects read-only. A container
+// with another (one made by an earlier git-apex, which mounted the
+// repository's git directory) is made again before it is used.
+const layout = "2"
 
 // defaultPids is the pids limit of every container.
 const defaultPids = 4096
+
+// keptCaps are the capabilities a container keeps, of Docker's default
+// set: what a shell, a package manager and a build need (owning and
+// reading files, switching users, signalling its own processes, binding
+// low ports). Raw sockets, device nodes, chroot, file capabilities and
+// the rest are dropped.
+var keptCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"}
 
 // runtimeAnswer is how long git-apex waits for the engine to answer
 // before counting it unreachable.
@@ -84,41 +99,49 @@ func (m *Manager) containerName(identity string) string {
 	return "git-apex-" + hex.EncodeToString(sum[:4]) + "-" + identity
 }
 
-// containerSpec is the container of a full env: the worktree and the
-// repository's git directory mounted at their own paths so git works
-// inside, with hooks/ and config read-only and git-apex's apex/ hidden, so
-// nothing run inside can plant code the host runs later or touch
-// git-apex's state.
-func (m *Manager) containerSpec(env *state.Env, pol *policy.Policy, trusted bool) (ContainerSpec, error) {
-	common := realPath(m.Git.CommonDir)
-	hooks := filepath.Join(common, "hooks")
-	if err := os.MkdirAll(hooks, 0o755); err != nil {
-		return ContainerSpec{}, err
+// containerUser is the user a container runs as: the policy's, or the
+// invoking uid:gid for "host".
+func containerUser(pol *policy.Policy) string {
+	if pol.Container.User == "host" {
+		return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 	}
+	return pol.Container.User
+}
+
+// containerSpec is the container of a full env, working in the sandbox s:
+// the worktree at its own path, with the sandbox's gitfile read-only over
+// its .git file, the sandbox's private git directory, and the host's
+// object directories read-only, so that git works inside while nothing
+// run there can write what the host's git reads (its config, hooks,
+// refs, other worktrees) or git-apex's state. It keeps only keptCaps.
+func (m *Manager) containerSpec(s *sandbox, identity string, pol *policy.Policy, trusted bool) ContainerSpec {
 	c := pol.Container
 	spec := ContainerSpec{
-		Name:   m.containerName(env.Identity),
+		Name:   s.name,
 		Image:  c.Image,
-		Labels: map[string]string{labelEnv: env.Identity, labelRepo: common},
+		Labels: map[string]string{labelEnv: identity, labelRepo: realPath(m.Git.CommonDir), labelLayout: layout},
 		Binds: []Bind{
-			{Source: env.Path, Target: env.Path},
-			{Source: common, Target: common},
-			{Source: hooks, Target: hooks, ReadOnly: true},
-			{Source: filepath.Join(common, "config"), Target: filepath.Join(common, "config"), ReadOnly: true},
+			{Source: s.worktree, Target: s.worktree},
+			{Source: s.gitfile(), Target: filepath.Join(s.worktree, ".git"), ReadOnly: true},
+			{Source: s.gitDir(), Target: sandboxGitDir},
 		},
-		Hidden:  []string{filepath.Join(common, "apex")},
-		WorkDir: env.Path,
-		User:    c.User,
+		WorkDir: s.worktree,
+		User:    containerUser(pol),
 		CPUs:    c.CPUs,
 		Memory:  int64(c.Memory),
 		Pids:    defaultPids,
 		Network: c.Network,
+		Caps:    keptCaps,
 		Env:     []string{"HOME=/tmp"},
 		Cmd:     []string{"sleep", "2147483647"},
 	}
-	if spec.User == "host" {
-		spec.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+	for _, dir := range m.objectDirs() {
+		spec.Binds = append(spec.Binds, Bind{Source: dir, Target: dir, ReadOnly: true})
 	}
+	for path := range s.gitlinks() {
+		spec.Hidden = append(spec.Hidden, filepath.Join(s.worktree, filepath.FromSlash(path)))
+	}
+	sort.Strings(spec.Hidden)
 	keys := make([]string, 0, len(c.Env))
 	for k := range c.Env {
 		keys = append(keys, k)
@@ -132,12 +155,13 @@ func (m *Manager) containerSpec(env *state.Env, pol *policy.Policy, trusted bool
 			spec.Binds = append(spec.Binds, Bind{Source: host, Target: target})
 		}
 	}
-	return spec, nil
+	return spec
 }
 
-// makeContainer creates and starts an env's container and returns its id;
-// on failure it removes what it made.
-func (m *Manager) makeContainer(ctx context.Context, env *state.Env, pol *policy.Policy) (string, error) {
+// makeContainer creates and starts the container working in the sandbox
+// s (which must exist) and returns its id; on failure it removes what it
+// made.
+func (m *Manager) makeContainer(ctx context.Context, s *sandbox, identity string, pol *policy.Policy) (string, error) {
 	rt, err := m.runtime(ctx)
 	if err != nil {
 		return "", err
@@ -146,11 +170,7 @@ func (m *Manager) makeContainer(ctx context.Context, env *state.Env, pol *policy
 	if err != nil {
 		return "", err
 	}
-	spec, err := m.containerSpec(env, pol, trusted)
-	if err != nil {
-		return "", err
-	}
-	id, err := rt.Create(ctx, spec)
+	id, err := rt.Create(ctx, m.containerSpec(s, identity, pol, trusted))
 	if err == nil {
 		err = rt.Start(ctx, id)
 	}
@@ -181,29 +201,98 @@ func (c containerProvider) create(ctx context.Context, lk *gitx.Locked, p *plan)
 	if err != nil {
 		return undoTree, err
 	}
-	env := &state.Env{Identity: p.id.String(), Path: p.path}
-	id, err := c.m.makeContainer(ctx, env, p.policy)
+	identity := p.id.String()
+	s := c.m.sandboxFor(identity, p.path, p.branch)
+	undoSandbox := func(context.Context) error { return os.RemoveAll(s.dir) }
+	if err := c.m.makeSandbox(ctx, s, p.start, containerUser(p.policy)); err != nil {
+		return undoAll(undoTree, undoSandbox), errContainer{fmt.Errorf("cannot make its private git directory: %w", err)}
+	}
+	id, err := c.m.makeContainer(ctx, s, identity, p.policy)
 	if err != nil {
-		return undoTree, errContainer{err}
+		return undoAll(undoTree, undoSandbox), errContainer{err}
 	}
 	p.container = id
 	rt := c.m.rt
-	return undoAll(undoTree, func(ctx context.Context) error { return rt.Remove(ctx, id) }), nil
+	return undoAll(undoTree, undoSandbox, func(ctx context.Context) error { return rt.Remove(ctx, id) }), nil
 }
 
+// remove deletes the worktree, then the container and the sandbox. The
+// caller has brought the container's commits back first (bringBackEnv).
 func (c containerProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error {
 	if err := (worktreeProvider{}).remove(ctx, lk, env, force); err != nil {
 		return err
 	}
+	sandboxDir := c.m.envSandbox(env).dir
 	if env.Container == "" {
-		return nil
+		return os.RemoveAll(sandboxDir)
 	}
 	rt, err := c.m.runtime(ctx)
 	if err != nil {
 		c.m.warnf("%s: its container %s was left: %v; remove it with `docker rm -f %s`", env.Identity, short(env.Container), err, short(env.Container))
-		return nil
+		return os.RemoveAll(sandboxDir)
 	}
-	return rt.Remove(ctx, env.Container)
+	return errors.Join(rt.Remove(ctx, env.Container), os.RemoveAll(sandboxDir))
+}
+
+// envSandbox is a full env's sandbox.
+func (m *Manager) envSandbox(env *state.Env) *sandbox {
+	return m.sandboxFor(env.Identity, env.Path, env.Branch)
+}
+
+// contained reports whether a container writes in the env's worktree.
+func contained(env *state.Env) bool { return env.Mode == string(policy.Full) }
+
+// runningContainer returns the runtime with the container id running,
+// starting it if it stopped.
+func (m *Manager) runningContainer(ctx context.Context, id string) (Runtime, error) {
+	rt, err := m.runtime(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info, err := rt.Inspect(ctx, id)
+	switch {
+	case err != nil:
+		return nil, err
+	case info.State == "missing":
+		return nil, fmt.Errorf("its container %s is gone", short(id))
+	case info.State != "running":
+		if err := rt.Start(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return rt, nil
+}
+
+// bringBackEnv brings the commits a full env's container made to the
+// host (see bringBack) and records what moved. An env whose sandbox's
+// tip did not move costs one file read, and needs no runtime.
+func (m *Manager) bringBackEnv(ctx context.Context, lk *gitx.Locked, env *state.Env) (broughtBack, error) {
+	s := m.envSandbox(env)
+	if !contained(env) || !env.Live() || env.Container == "" || !s.exists() {
+		return broughtBack{}, nil
+	}
+	if tip, ok := s.peek(); ok && tip == s.loadSynced().private {
+		return broughtBack{}, nil
+	}
+	if problem := m.Git.GitfileProblem(env.Path); problem != "" {
+		return broughtBack{}, gitfileRefusal(env, problem)
+	}
+	rt, err := m.runningContainer(ctx, env.Container)
+	if err != nil {
+		return broughtBack{}, err
+	}
+	b, err := m.bringBack(ctx, lk, rt, env.Container, s)
+	if err != nil {
+		return b, err
+	}
+	m.sandboxReport(env.Identity, env.Branch, b)
+	switch {
+	case b.Kept != "":
+		err = m.Store.Record(ctx, env, "kept", "the container's commits, not a fast-forward, as "+b.Kept)
+	case b.To != "":
+		err = m.Store.Record(ctx, env, "synced", fmt.Sprintf("%s..%s from the container", short(b.From), short(b.To)))
+	}
+	return b, err
 }
 
 // strictFull is the error of a strict full start that cannot have its
@@ -218,10 +307,11 @@ func isContainerError(err error) bool {
 	return errors.As(err, &ce)
 }
 
-// SlotContainer makes a container for a batch task's slot at path, as a
-// full env's, and returns its id. It fails when no runtime answers or
-// the policy names no image.
-func (m *Manager) SlotContainer(ctx context.Context, path string, id policy.Identity) (string, error) {
+// SlotContainer makes a container for a batch task in a leased slot, as a
+// full env's (with a sandbox at the slot's commit), and returns its id.
+// It fails when no runtime answers or the policy names no image. The
+// slot is marked contained: its release then trusts nothing in it.
+func (m *Manager) SlotContainer(ctx context.Context, l *Lease, id policy.Identity) (string, error) {
 	pol, err := m.Policy()
 	if err != nil {
 		return "", err
@@ -229,19 +319,38 @@ func (m *Manager) SlotContainer(ctx context.Context, path string, id policy.Iden
 	if reason := m.prepareFull(ctx, pol); reason != "" {
 		return "", exitcode.New(exitcode.Runtime, "cannot run %s in a container: %s", id, reason)
 	}
-	return m.makeContainer(ctx, &state.Env{Identity: id.String(), Path: path}, pol)
+	s := m.sandboxFor(id.String(), l.Path(), "")
+	l.contained = true
+	if err := m.makeSandbox(ctx, s, l.commit, containerUser(pol)); err != nil {
+		return "", err
+	}
+	cid, err := m.makeContainer(ctx, s, id.String(), pol)
+	if err != nil {
+		os.RemoveAll(s.dir)
+	}
+	return cid, err
+}
+
+// DropSlotContainer removes a batch task's container and its sandbox.
+// With keep (a failed task's slot kept as an env), the commits the task
+// made come back to the slot's HEAD first.
+func (m *Manager) DropSlotContainer(ctx context.Context, l *Lease, container string, id policy.Identity, keep bool) error {
+	s := m.sandboxFor(id.String(), l.Path(), "")
+	rt, err := m.runtime(ctx)
+	if err != nil {
+		return err
+	}
+	if keep {
+		b, err := m.bringBack(ctx, nil, rt, container, s)
+		if err != nil {
+			m.warnf("%s: %v", id, err)
+		}
+		m.sandboxReport(id.String(), "", b)
+	}
+	return errors.Join(rt.Remove(ctx, container), os.RemoveAll(s.dir))
 }
 
 // ExecContainer runs a command in a container and returns its exit code.
 func (m *Manager) ExecContainer(ctx context.Context, id string, spec ExecSpec) (int, error) {
 	return m.rt.Exec(ctx, id, spec)
-}
-
-// RemoveContainer removes a container.
-func (m *Manager) RemoveContainer(ctx context.Context, id string) error {
-	rt, err := m.runtime(ctx)
-	if err != nil {
-		return err
-	}
-	return rt.Remove(ctx, id)
 }

@@ -68,10 +68,18 @@ func (m *Manager) Doctor(ctx context.Context, fix bool) ([]Finding, error) {
 	}
 	known := map[string]bool{}
 	for _, e := range envs {
-		d := diagnose(e, worktrees)
+		d := m.diagnose(e, worktrees)
 		known[realPath(e.Path)] = true
 		switch {
 		case d.kind == driftNone:
+		case d.kind == driftGitfile && fix:
+			if err := lk.RestoreGitfile(d.worktree.Path); err != nil {
+				add(e.Identity, "problem", "%s; cannot restore it: %v", d.describe(e), err)
+			} else {
+				add(e.Identity, "fixed", "%s; restored it", d.describe(e))
+			}
+		case d.kind == driftGitfile:
+			add(e.Identity, "problem", "%s; git-apex runs no git there until `git apex doctor --fix` restores it", d.describe(e))
 		case fix && d.kind != driftStranger:
 			detail := d.describe(e)
 			if err := m.apply(ctx, lk, e, d); err != nil {
@@ -150,7 +158,8 @@ func (m *Manager) checkContainers(ctx context.Context, envs []*state.Env, fix bo
 		if e.Mode != string(policy.Full) || !e.Live() {
 			continue
 		}
-		st, err := rt.State(ctx, e.Container)
+		info, err := rt.Inspect(ctx, e.Container)
+		st := info.State
 		switch {
 		case err != nil:
 			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "cannot inspect its container: " + err.Error()})

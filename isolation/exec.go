@@ -28,6 +28,10 @@ type ExecRequest struct {
 // Exec runs a command in an env: inside its container for a full env
 // (starting the container if it stopped, making it again if it was
 // deleted), in its worktree otherwise. It returns the command's exit code.
+// In a full env, commits made on the host since the last exchange reach
+// the container's private git directory first, and the commits the
+// command made come back to the env's branch after it, even when it was
+// interrupted (see bringBack).
 func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 	env, _, err := m.resolve(ctx, r.Identity)
 	if err != nil {
@@ -46,6 +50,9 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 		}
 		return runLocal(ctx, env, cmd, r)
 	}
+	if problem := m.Git.GitfileProblem(env.Path); problem != "" {
+		return -1, gitfileRefusal(env, problem)
+	}
 	id, err := m.ensureContainer(ctx, env)
 	if err != nil {
 		return -1, err
@@ -62,7 +69,14 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 	if r.TTY {
 		spec.Env = append(spec.Env, "TERM="+os.Getenv("TERM"))
 	}
-	return m.rt.Exec(ctx, id, spec)
+	if err := m.sendOver(ctx, m.rt, id, m.envSandbox(env)); err != nil {
+		m.warnf("%s: %v", env.Identity, err)
+	}
+	code, err := m.rt.Exec(ctx, id, spec)
+	if _, berr := m.bringBackEnv(context.WithoutCancel(ctx), nil, env); berr != nil {
+		m.warnf("%s: %v; they stay in the container and come back at the next exec", env.Identity, berr)
+	}
+	return code, err
 }
 
 // runLocal runs a command in the env's directory on the host. An
@@ -89,20 +103,21 @@ func runLocal(ctx context.Context, env *state.Env, argv []string, r ExecRequest)
 
 // ensureContainer returns a running container for a full env: it starts
 // one that stopped and, under the repository lock, makes one that was
-// deleted by hand again.
+// deleted by hand, or that an earlier git-apex made with the old layout,
+// again.
 func (m *Manager) ensureContainer(ctx context.Context, env *state.Env) (string, error) {
 	rt, err := m.runtime(ctx)
 	if err != nil {
 		return "", exitcode.New(exitcode.Runtime, "cannot run in %s: %v", env.Identity, err)
 	}
-	st, err := rt.State(ctx, env.Container)
+	info, err := rt.Inspect(ctx, env.Container)
 	if err != nil {
 		return "", err
 	}
-	switch st {
-	case "running":
+	switch {
+	case info.State == "missing" || info.Labels[labelLayout] != layout:
+	case info.State == "running":
 		return env.Container, nil
-	case "missing":
 	default:
 		if err := rt.Start(ctx, env.Container); err != nil {
 			return "", fmt.Errorf("cannot start the container of %s: %w", env.Identity, err)
@@ -124,22 +139,45 @@ func (m *Manager) ensureContainer(ctx context.Context, env *state.Env) (string, 
 	return m.remakeContainer(ctx, env)
 }
 
-// remakeContainer makes a full env's container again and records it. The
-// caller holds the repository lock.
+// remakeContainer makes a full env's container again, over its sandbox
+// (made at the host's tip when it has none), and records it. A container
+// still there (one with the old layout) is removed first. The caller
+// holds the repository lock.
 func (m *Manager) remakeContainer(ctx context.Context, env *state.Env) (string, error) {
 	pol, err := m.Policy()
 	if err != nil {
 		return "", err
 	}
-	id, err := m.makeContainer(ctx, env, pol)
+	rt, err := m.runtime(ctx)
 	if err != nil {
 		return "", exitcode.New(exitcode.Runtime, "cannot make the container of %s again: %v", env.Identity, err)
 	}
+	s := m.envSandbox(env)
+	tip, err := m.hostTip(ctx, s)
+	if err == nil && !s.exists() {
+		err = m.makeSandbox(ctx, s, tip, containerUser(pol))
+	} else if err == nil {
+		err = m.protectGitlinks(ctx, s, tip)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cannot make the private git directory of %s: %w", env.Identity, err)
+	}
 	old := env.Container
+	why := "was gone"
+	if info, err := rt.Inspect(ctx, old); err == nil && info.State != "missing" {
+		why = "had the old layout, which mounted the repository's git directory"
+		if err := rt.Remove(ctx, old); err != nil {
+			return "", err
+		}
+	}
+	id, err := m.makeContainer(ctx, s, env.Identity, pol)
+	if err != nil {
+		return "", exitcode.New(exitcode.Runtime, "cannot make the container of %s again: %v", env.Identity, err)
+	}
 	env.Container = id
-	if err := m.Store.Save(ctx, env, "recreated", "container "+short(old)+" was gone; made "+short(id)); err != nil {
+	if err := m.Store.Save(ctx, env, "recreated", "container "+short(old)+" "+why+"; made "+short(id)); err != nil {
 		return "", err
 	}
-	m.notef("%s: its container was gone; made it again", env.Identity)
+	m.notef("%s: its container %s; made it again", env.Identity, why)
 	return id, nil
 }

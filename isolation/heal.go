@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
@@ -17,6 +18,7 @@ const (
 	driftMoved    = "moved"    // its worktree was moved with git worktree move
 	driftGone     = "gone"     // its directory was deleted
 	driftStranger = "stranger" // its directory is there but no longer a git worktree
+	driftGitfile  = "gitfile"  // its .git file points away from its git directory
 )
 
 // drift is what diagnose found for one env.
@@ -26,15 +28,19 @@ type drift struct {
 	found    bool          // worktree is set
 	branch   string        // switched: the branch it is on now
 	path     string        // moved: where it is now
+	problem  string        // gitfile: what is wrong with it
 }
 
 // diagnose compares a live env with git's worktrees, changing nothing.
-func diagnose(env *state.Env, worktrees []gitx.Worktree) drift {
+func (m *Manager) diagnose(env *state.Env, worktrees []gitx.Worktree) drift {
 	if !env.Live() || env.Mode == string(policy.Shared) {
 		return drift{}
 	}
 	wt, found := gitx.FindWorktree(worktrees, env.Path)
 	if found && !wt.Prunable {
+		if problem := m.Git.GitfileProblem(wt.Path); problem != "" {
+			return drift{kind: driftGitfile, worktree: wt, found: true, problem: problem}
+		}
 		if env.Branch != "" && wt.Branch != "" && wt.Branch != env.Branch {
 			return drift{kind: driftSwitched, worktree: wt, found: true, branch: wt.Branch}
 		}
@@ -60,6 +66,8 @@ func (d drift) describe(env *state.Env) string {
 		return "its worktree " + env.Path + " was deleted by hand"
 	case driftStranger:
 		return env.Path + " is no longer a git worktree"
+	case driftGitfile:
+		return d.problem
 	}
 	return ""
 }
@@ -68,10 +76,16 @@ func (d drift) describe(env *state.Env) string {
 // safely can: a worktree moved with `git worktree move` is followed, a
 // branch switched by hand is recorded, and an env whose directory is gone
 // is marked destroyed (its stale git registration removed under lk, when
-// lk is not nil). A directory that is no longer a worktree is left alone.
-// It returns the env's worktree when it has one.
+// lk is not nil). A directory that is no longer a worktree, and a .git
+// file that points away from the worktree's git directory, are left
+// alone: heal then fails with exit 3, since no git command may run there
+// (`git apex doctor --fix` restores such a .git file). It returns the
+// env's worktree when it has one.
 func (m *Manager) heal(ctx context.Context, lk *gitx.Locked, env *state.Env, worktrees []gitx.Worktree) (gitx.Worktree, bool, error) {
-	d := diagnose(env, worktrees)
+	d := m.diagnose(env, worktrees)
+	if d.kind == driftGitfile {
+		return gitx.Worktree{}, false, gitfileRefusal(env, d.problem)
+	}
 	if err := m.apply(ctx, lk, env, d); err != nil {
 		return gitx.Worktree{}, false, err
 	}
@@ -115,6 +129,13 @@ func (m *Manager) apply(ctx context.Context, lk *gitx.Locked, env *state.Env, d 
 	return nil
 }
 
+// gitfileRefusal is the error of a command that will not run git in an
+// env whose .git file points away from its git directory.
+func gitfileRefusal(env *state.Env, problem string) error {
+	return exitcode.New(exitcode.Refused, "refusing to run git in %s (%s): %s; git there would obey another git directory's config. Run `git apex doctor --fix` to restore it",
+		env.Identity, env.Path, problem)
+}
+
 // snapshot reads git's worktrees and the live envs, under the lock.
 func (m *Manager) snapshot(ctx context.Context, lk *gitx.Locked) ([]gitx.Worktree, []*state.Env, error) {
 	worktrees, err := lk.Worktrees(ctx)
@@ -150,7 +171,7 @@ func (m *Manager) healAll(ctx context.Context, held *gitx.Locked, envs []*state.
 				return err
 			}
 		}
-		if _, _, err := m.heal(ctx, lk, env, worktrees); err != nil {
+		if _, _, err := m.heal(ctx, lk, env, worktrees); err != nil && exitcode.Of(err) != exitcode.Refused {
 			return err
 		}
 	}

@@ -97,12 +97,17 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 			if l.Env.Mode == string(policy.Full) {
 				l.Container = "unknown"
 				if rt != nil {
-					if st, err := rt.State(ctx, l.Env.Container); err == nil {
-						l.Container = st
+					if info, err := rt.Inspect(ctx, l.Env.Container); err == nil {
+						l.Container = info.State
 					}
 				}
 			}
-			st, err := m.Git.StatusAgainst(ctx, l.Env.Path, l.Env.Branch, l.Env.Base, baseIsLocal)
+			if problem := m.Git.GitfileProblem(l.Env.Path); problem != "" {
+				l.Problem = problem + "; `git apex doctor --fix` restores it"
+				return nil
+			}
+			st, err := m.Git.StatusAgainst(ctx, l.Env.Path, gitx.StatusOptions{Branch: l.Env.Branch, Base: l.Env.Base,
+				BaseIsLocal: baseIsLocal, Contained: contained(l.Env)})
 			if err != nil {
 				l.Problem = err.Error()
 				return nil

@@ -2,6 +2,7 @@ package isolation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -142,7 +143,7 @@ func (m *Manager) reclaim(ctx context.Context) (int, error) {
 		if !s.Leased() || holderAlive(s) {
 			continue
 		}
-		if err := m.resetSlot(ctx, s); err != nil {
+		if err := m.resetSlot(ctx, s, false); err != nil {
 			return n, err
 		}
 		n++
@@ -151,21 +152,29 @@ func (m *Manager) reclaim(ctx context.Context) (int, error) {
 }
 
 // resetSlot puts a slot back at its pool commit, clean, and idle. A slot
-// whose directory is gone is forgotten.
-func (m *Manager) resetSlot(ctx context.Context, s *state.Slot) error {
-	if !exists(s.Path) {
-		lk, err := m.Git.Lock(ctx)
-		if err != nil {
-			return err
+// whose directory is gone is forgotten. A contained slot (a container
+// worked in it) is reset without entering its submodules, whose .git
+// files the container could have pointed anywhere: one whose pool commit
+// has submodules is removed instead.
+func (m *Manager) resetSlot(ctx context.Context, s *state.Slot, contained bool) error {
+	if exists(s.Path) {
+		err := m.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
+		if err == nil {
+			return m.Store.Free(ctx, s.ID, s.PoolCommit)
 		}
-		defer lk.Unlock()
-		lk.RemoveWorktree(ctx, s.Path, true) // its registration, if git has one
-		return m.Store.DropSlot(ctx, s.ID)
+		if !errors.Is(err, gitx.ErrSubmodules) {
+			return fmt.Errorf("cannot reset pool slot %s: %w", s.Path, err)
+		}
 	}
-	if err := m.Git.ResetClean(ctx, s.Path, s.PoolCommit); err != nil {
-		return fmt.Errorf("cannot reset pool slot %s: %w", s.Path, err)
+	lk, err := m.Git.Lock(ctx)
+	if err != nil {
+		return err
 	}
-	return m.Store.Free(ctx, s.ID, s.PoolCommit)
+	defer lk.Unlock()
+	if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && exists(s.Path) {
+		return err
+	}
+	return m.Store.DropSlot(ctx, s.ID)
 }
 
 // PoolStatus reclaims slots whose holder died, then lists the slots.
@@ -210,7 +219,9 @@ func (m *Manager) PoolDrain(ctx context.Context) (int, error) {
 
 // Lease is a slot held by this process.
 type Lease struct {
-	Slot *state.Slot
+	Slot      *state.Slot
+	commit    string // checked out in it
+	contained bool   // a container worked in it
 }
 
 // Path is where the leased slot is.
@@ -248,7 +259,7 @@ func (m *Manager) Acquire(ctx context.Context, commit string, limit int, timeout
 				m.Release(context.WithoutCancel(ctx), &Lease{Slot: slot})
 				return nil, err
 			}
-			return &Lease{Slot: slot}, nil
+			return &Lease{Slot: slot, commit: commit}, nil
 		}
 		if time.Now().After(deadline) {
 			return nil, exitcode.New(exitcode.Refused, "no pool slot was free within %v: all %d are leased", timeout, limit)
@@ -264,7 +275,7 @@ func (m *Manager) Acquire(ctx context.Context, commit string, limit int, timeout
 // Release resets a leased slot (changes, untracked and ignored files, in
 // submodules too) to its pool commit and makes it idle.
 func (m *Manager) Release(ctx context.Context, l *Lease) error {
-	return m.resetSlot(ctx, l.Slot)
+	return m.resetSlot(ctx, l.Slot, l.contained)
 }
 
 // fromSlot turns an idle pool slot into the planned worktree env: it moves

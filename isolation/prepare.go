@@ -27,7 +27,8 @@ func (m *Manager) prepare(ctx context.Context, env *state.Env, p *plan) error {
 		if err := m.copyFiles(p.mainRoot, env.Path, pol.Worktree.Copy, trusted); err != nil {
 			return m.setupFailed(ctx, env, err)
 		}
-		if pol.Worktree.Submodules {
+		// A full env's submodules stay uninitialised: see sandbox.go.
+		if pol.Worktree.Submodules && !contained(env) {
 			if err := m.Git.InitSubmodules(ctx, env.Path); err != nil {
 				return m.setupFailed(ctx, env, err)
 			}

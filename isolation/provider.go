@@ -92,7 +92,7 @@ func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.
 	if err != nil && !force && errors.As(err, &gerr) && strings.Contains(gerr.Stderr, "containing submodules") {
 		// git refuses any worktree with submodules without --force. Its
 		// status (submodules included) tells whether anything would be lost.
-		if changes, serr := lk.Status(ctx, env.Path); serr == nil && !changes.Dirty() {
+		if changes, serr := lk.Status(ctx, env.Path, contained(env)); serr == nil && !changes.Dirty() {
 			return lk.RemoveWorktree(ctx, env.Path, true)
 		}
 	}
@@ -121,7 +121,7 @@ func (sharedProvider) create(ctx context.Context, lk *gitx.Locked, p *plan) (fun
 	if main.Branch == p.branch {
 		return nil, nil
 	}
-	changes, err := lk.Status(ctx, p.mainRoot)
+	changes, err := lk.Status(ctx, p.mainRoot, false)
 	if err != nil {
 		return nil, err
 	}

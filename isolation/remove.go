@@ -69,6 +69,16 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 	}
 	forceHint := fmt.Sprintf("`git apex remove --force %s`", identity)
 
+	// A full env's container may have commits the host has not seen yet:
+	// they come back first, so that every check below sees them.
+	if back, err := m.bringBackEnv(ctx, lk, env); err != nil && !opts.Force {
+		return nil, refuse("cannot bring back the commits its container made: %v; make its container answer again (`git apex exec %s -- true`), or run %s to discard them", err, identity, forceHint)
+	} else if err != nil {
+		m.warnf("%s: %v; removing anyway (--force), commits made in its container since the last exec are lost", identity, err)
+	} else if back.To != "" && opts.branchMerged {
+		return nil, refuse("its container made commits on %s since it was found merged", env.Branch)
+	}
+
 	removeTree := env.Live() && env.Mode != string(policy.Shared)
 	if removeTree && !found {
 		return nil, refuse("%s is no longer a git worktree; look inside it, move it away, then run `git apex list` to heal the record", env.Path)
@@ -113,7 +123,7 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 		return nil, err
 	}
 	dirtyRefusal := func() error {
-		if changes, err := lk.Status(ctx, wt.Path); err != nil || changes.Dirty() {
+		if changes, err := lk.Status(ctx, wt.Path, contained(env)); err != nil || changes.Dirty() {
 			if err != nil {
 				return err
 			}

@@ -29,8 +29,9 @@ type Runtime interface {
 	// Create makes (and does not start) a container.
 	Create(ctx context.Context, spec ContainerSpec) (string, error)
 	Start(ctx context.Context, id string) error
-	// State is "running", "exited", ... or "missing".
-	State(ctx context.Context, id string) (string, error)
+	// Inspect finds a container; its State is "running", "exited", ...
+	// or "missing" when there is no such container.
+	Inspect(ctx context.Context, id string) (ContainerInfo, error)
 	// List returns the containers carrying all the given labels.
 	List(ctx context.Context, labels map[string]string) ([]ContainerInfo, error)
 	// Remove deletes a container, running or not; a missing one is fine.
@@ -54,6 +55,9 @@ type ContainerSpec struct {
 	Memory  int64
 	Pids    int64
 	Network string
+	// Caps are the only capabilities the container keeps; no process in
+	// it gains privileges (no-new-privileges).
+	Caps    []string
 	Cmd     []string // the long-lived process, run under an init that reaps children
 }
 
@@ -211,6 +215,9 @@ func (d *dockerRuntime) Create(ctx context.Context, s ContainerSpec) (string, er
 	host := &container.HostConfig{
 		Init:        &init,
 		NetworkMode: container.NetworkMode(s.Network),
+		CapDrop:     []string{"ALL"},
+		CapAdd:      s.Caps,
+		SecurityOpt: []string{"no-new-privileges"},
 		Resources: container.Resources{
 			NanoCPUs:  int64(s.CPUs * 1e9),
 			Memory:    s.Memory,
@@ -238,18 +245,22 @@ func (d *dockerRuntime) Start(ctx context.Context, id string) error {
 	return err
 }
 
-func (d *dockerRuntime) State(ctx context.Context, id string) (string, error) {
+func (d *dockerRuntime) Inspect(ctx context.Context, id string) (ContainerInfo, error) {
 	res, err := d.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if cerrdefs.IsNotFound(err) {
-		return "missing", nil
+		return ContainerInfo{ID: id, State: "missing"}, nil
 	}
 	if err != nil {
-		return "", err
+		return ContainerInfo{}, err
 	}
-	if res.Container.State == nil {
-		return "unknown", nil
+	info := ContainerInfo{ID: res.Container.ID, Name: strings.TrimPrefix(res.Container.Name, "/"), State: "unknown"}
+	if res.Container.Config != nil {
+		info.Labels = res.Container.Config.Labels
 	}
-	return string(res.Container.State.Status), nil
+	if res.Container.State != nil {
+		info.State = string(res.Container.State.Status)
+	}
+	return info, nil
 }
 
 func (d *dockerRuntime) List(ctx context.Context, labels map[string]string) ([]ContainerInfo, error) {

@@ -65,7 +65,7 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 				return nil, err
 			}
 			if opts.DryRun {
-				items = append(items, SweepItem{Env: e, Kept: diagnose(e, worktrees).describe(e) + ": would be healed"})
+				items = append(items, SweepItem{Env: e, Kept: m.diagnose(e, worktrees).describe(e) + ": would be healed"})
 				continue
 			}
 			if _, _, err := m.heal(ctx, lk, e, worktrees); err != nil {
@@ -158,7 +158,7 @@ func (m *Manager) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.Env
 	case cwd != "" && within(cwd, wt.Path):
 		return "your current directory is inside it"
 	}
-	if changes, err := lk.Status(ctx, wt.Path); err != nil || changes.Dirty() {
+	if changes, err := lk.Status(ctx, wt.Path, contained(env)); err != nil || changes.Dirty() {
 		if err != nil {
 			return err.Error()
 		}
