@@ -57,8 +57,8 @@ type ContainerSpec struct {
 	Network string
 	// Caps are the only capabilities the container keeps; no process in
 	// it gains privileges (no-new-privileges).
-	Caps    []string
-	Cmd     []string // the long-lived process, run under an init that reaps children
+	Caps []string
+	Cmd  []string // the long-lived process, run under an init that reaps children
 }
 
 // Bind mounts a host path into the container.

@@ -307,7 +307,7 @@ git update-ref --no-deref "$1" "$2" "$3"`
 
 // broughtBack says what an exchange brought from a sandbox.
 type broughtBack struct {
-	From, To string // the host's tip before and after, when it moved
+	From, To string   // the host's tip before and after, when it moved
 	Kept     string   // the ref a commit that was not a fast-forward is kept under
 	Strays   []string // or that added these submodules, which the container could redirect
 	Reset    bool     // staged changes in the host's index were reset to the new tip
