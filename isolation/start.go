@@ -221,8 +221,26 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 		if p.path, err = pol.EnvPath(mainRoot, m.Git.CommonDir, id, p.branch); err != nil {
 			return nil, err
 		}
+		if err := m.checkRoot(pol, p.path); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
+}
+
+// checkRoot refuses (exit 3) a [worktree].root outside the main
+// checkout's parent directory until `git apex trust` approves it: a
+// policy from a clone must not write wherever it likes.
+func (m *Manager) checkRoot(pol *policy.Policy, path string) error {
+	if pol.HostSettings().Root == "" {
+		return nil
+	}
+	trusted, _, err := m.trustedSettings(pol)
+	if err != nil || trusted {
+		return err
+	}
+	return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments outside %s, which needs your approval: review the policy, then run `git apex trust`",
+		path, pol.Worktree.Root, pol.File, filepath.Dir(m.Git.MainRoot()))
 }
 
 // refNames are the refs check needs: the branch, the candidate bases and

@@ -18,6 +18,9 @@ type HostSettings struct {
 	Commands    map[string][]string `json:"commands"`     // by key, e.g. "worktree.setup"
 	Volumes     map[string]string   `json:"volumes"`      // host path -> container path
 	CopyOutside []string            `json:"copy_outside"` // globs that leave the checkout
+	// Root is [worktree].root when it places environments outside the
+	// main checkout's parent directory (absolute, or climbing above it).
+	Root string `json:"root,omitempty"`
 }
 
 // HostSettings collects the policy's host settings.
@@ -40,6 +43,9 @@ func (p *Policy) HostSettings() HostSettings {
 			h.CopyOutside = append(h.CopyOutside, glob)
 		}
 	}
+	if root := filepath.Clean(p.Worktree.Root); filepath.IsAbs(root) || root == "../.." || strings.HasPrefix(root, "../../") {
+		h.Root = p.Worktree.Root
+	}
 	return h
 }
 
@@ -52,7 +58,7 @@ func LeavesCheckout(glob string) bool {
 
 // Empty reports whether there is nothing to approve.
 func (h HostSettings) Empty() bool {
-	return len(h.Commands) == 0 && len(h.Volumes) == 0 && len(h.CopyOutside) == 0
+	return len(h.Commands) == 0 && len(h.Volumes) == 0 && len(h.CopyOutside) == 0 && h.Root == ""
 }
 
 // Hash identifies exactly these settings: any change gives another hash.
@@ -80,6 +86,9 @@ func (h HostSettings) Lines() []string {
 	sort.Strings(globs)
 	for _, g := range globs {
 		lines = append(lines, "worktree.copy: "+g)
+	}
+	if h.Root != "" {
+		lines = append(lines, "worktree.root: "+h.Root)
 	}
 	return lines
 }

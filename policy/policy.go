@@ -5,6 +5,8 @@
 package policy
 
 import (
+	"errors"
+	"math"
 	"fmt"
 	"strconv"
 	"strings"
@@ -143,12 +145,20 @@ func (d *Duration) UnmarshalText(text []byte) error {
 	return err
 }
 
-// ParseDuration parses "7d", "2w" or anything time.ParseDuration takes.
+// maxDuration is the longest duration there is (about 292 years).
+const maxDuration = time.Duration(math.MaxInt64)
+
+// ParseDuration parses "7d", "2w" or anything time.ParseDuration takes;
+// a value too long to hold is an error, never a wrap-around.
 func ParseDuration(s string) (time.Duration, error) {
 	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
 		if n, ok := strings.CutSuffix(s, suffix); ok {
-			if v, err := strconv.Atoi(n); err == nil && v >= 0 {
+			v, err := strconv.ParseInt(n, 10, 64)
+			if err == nil && v >= 0 && v <= int64(maxDuration/unit) {
 				return time.Duration(v) * unit, nil
+			}
+			if err == nil && v > 0 || errors.Is(err, strconv.ErrRange) {
+				return 0, fmt.Errorf("invalid duration %q: at most %dw", s, maxDuration/(7*24*time.Hour))
 			}
 		}
 	}

@@ -206,3 +206,14 @@ func BenchmarkParseIdentity(b *testing.B) {
 		}
 	}
 }
+
+func TestDurationOverflow(t *testing.T) {
+	for _, s := range []string{"106752d", "15251w", "99999999999999999999d", "3000000h"} {
+		if d, err := ParseDuration(s); err == nil {
+			t.Errorf("ParseDuration(%q) = %v, want an error", s, d)
+		}
+	}
+	if d, err := ParseDuration("106751d"); err != nil || d <= 0 {
+		t.Errorf("ParseDuration(106751d) = %v, %v", d, err)
+	}
+}
