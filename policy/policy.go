@@ -6,8 +6,8 @@ package policy
 
 import (
 	"errors"
-	"math"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
