@@ -106,8 +106,11 @@ func newBench(cfg config, repo string, files int) (*bench, error) {
 	if err := os.WriteFile(policy, []byte(fmt.Sprintf("[worktree]\nroot = %q\n", filepath.Join(root, "envs"))), 0o644); err != nil {
 		return nil, err
 	}
-	b.env = append(os.Environ(), "GIT_APEX_POLICY="+policy)
-	return b, nil
+	// The policy puts environments in this temporary directory, outside
+	// the repository's parent: it is approved once, in the bench's own
+	// state directory.
+	b.env = append(os.Environ(), "GIT_APEX_POLICY="+policy, "XDG_STATE_HOME="+filepath.Join(root, "state"))
+	return b, untimed(b.apex("trust"))
 }
 
 // reset returns the cached repository to its generated state: only the
@@ -544,11 +547,25 @@ func (b *bench) full() ([]row, error) {
 		cmd.Env = append(cmd.Env, "GIT_APEX_POLICY="+policy)
 		return cmd
 	}
-	common := filepath.Join(b.repo, ".git")
+	if err := untimed(fullApex("trust")); err != nil {
+		return nil, err
+	}
+	// The baseline container has the same mounts and limits as a full
+	// env's: the worktree, a file over its .git, a private git directory,
+	// the objects read-only.
+	objects := filepath.Join(b.repo, ".git", "objects")
+	gitfile := filepath.Join(b.root, "gitfile")
+	if err := os.WriteFile(gitfile, []byte("gitdir: /git-apex/gitdir\n"), 0o644); err != nil {
+		return nil, err
+	}
 	dockerRun := func(name, path string) *exec.Cmd {
+		private := filepath.Join(b.root, "private-"+name)
+		os.MkdirAll(private, 0o755)
 		return exec.Command("docker", "run", "-d", "--init", "--name", name, "--network", "none",
-			"-v", path+":"+path, "-v", common+":"+common, "-v", common+"/hooks:"+common+"/hooks:ro",
-			"-v", common+"/config:"+common+"/config:ro", "--tmpfs", common+"/apex:ro",
+			"--cap-drop", "ALL", "--cap-add", "CHOWN", "--cap-add", "DAC_OVERRIDE", "--cap-add", "FOWNER", "--cap-add", "FSETID",
+			"--cap-add", "KILL", "--cap-add", "SETGID", "--cap-add", "SETUID", "--cap-add", "NET_BIND_SERVICE",
+			"--security-opt", "no-new-privileges", "--pids-limit", "4096",
+			"-v", path+":"+path, "-v", gitfile+":"+path+"/.git:ro", "-v", private+":/git-apex/gitdir", "-v", objects+":"+objects+":ro",
 			"-w", path, "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), benchImage, "sleep", "2147483647")
 	}
 	start, err := b.measure("start --isolation full", "git worktree add -b + docker run -d",

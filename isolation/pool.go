@@ -95,23 +95,29 @@ func (m *Manager) PoolWarm(ctx context.Context, size int) ([]*state.Slot, error)
 		return nil, err
 	}
 	for {
-		slots, err := m.Store.Slots(ctx)
-		if err != nil || len(slots) >= size {
-			return slots, err
-		}
-		if _, err := m.newSlot(ctx, commit, 0, 0); err != nil {
+		slot, err := m.newSlot(ctx, commit, 0, 0, size)
+		if err != nil {
 			return nil, err
+		}
+		if slot == nil {
+			return m.Store.Slots(ctx)
 		}
 	}
 }
 
-// newSlot makes one slot at commit, leased to pid (0: idle).
-func (m *Manager) newSlot(ctx context.Context, commit string, pid int, start int64) (*state.Slot, error) {
+// newSlot makes one slot at commit, leased to pid (0: idle), unless the
+// pool has limit slots already: then it returns nil. The count is taken
+// under the repository lock, so that warmers running at once (every
+// pooled start tops the pool up) never make more than limit between them.
+func (m *Manager) newSlot(ctx context.Context, commit string, pid int, start int64, limit int) (*state.Slot, error) {
 	lk, err := m.Git.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer lk.Unlock()
+	if slots, err := m.Store.Slots(ctx); err != nil || len(slots) >= limit {
+		return nil, err
+	}
 	if err := os.MkdirAll(m.poolDir(), 0o755); err != nil {
 		return nil, err
 	}
@@ -244,14 +250,8 @@ func (m *Manager) Acquire(ctx context.Context, commit string, limit int, timeout
 			} else if reclaimed > 0 {
 				continue
 			}
-			slots, err := m.Store.Slots(ctx)
-			if err != nil {
+			if slot, err = m.newSlot(ctx, commit, pid, start, limit); err != nil {
 				return nil, err
-			}
-			if len(slots) < limit {
-				if slot, err = m.newSlot(ctx, commit, pid, start); err != nil {
-					return nil, err
-				}
 			}
 		}
 		if slot != nil {

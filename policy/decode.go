@@ -3,10 +3,12 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/BurntSushi/toml"
 
@@ -42,12 +44,12 @@ func (e *Error) ExitCode() int { return exitcode.Policy }
 // Load reads the policy at file. When the file does not exist and
 // mustExist is false, the built-in defaults are returned.
 func Load(file string, mustExist bool) (*Policy, error) {
-	data, err := os.ReadFile(file)
+	data, err := readPolicyFile(file)
 	if errors.Is(err, os.ErrNotExist) && !mustExist {
 		return Default(), nil
 	}
 	if err != nil {
-		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read it: %v", errors.Unwrap(err))}
+		return nil, &Error{File: file, Msg: "cannot read it: " + err.Error()}
 	}
 	p, err := Decode(file, string(data))
 	if err != nil {
@@ -55,6 +57,33 @@ func Load(file string, mustExist bool) (*Policy, error) {
 	}
 	p.File = file
 	return p, nil
+}
+
+// maxPolicySize bounds what is read of a policy file.
+const maxPolicySize = 1 << 20
+
+// readPolicyFile reads a policy file that must be a regular file: a FIFO
+// or a device would block, or never end. It never waits on the open.
+func readPolicyFile(file string) ([]byte, error) {
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return nil, errors.Unwrap(err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("it is not a regular file (%s)", info.Mode().Type())
+	}
+	if info.Size() > maxPolicySize {
+		return nil, fmt.Errorf("it is larger than %d bytes", maxPolicySize)
+	}
+	return io.ReadAll(io.LimitReader(f, maxPolicySize+1))
 }
 
 // typeError matches the decoder's messages for values of the wrong type.

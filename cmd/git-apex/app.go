@@ -87,8 +87,27 @@ func newApp() *cli.App {
 		for _, sub := range cmd.Subcommands {
 			sub.OnUsageError = onUsageError
 		}
+		if len(cmd.Subcommands) > 0 && cmd.Action == nil {
+			cmd.Action = unknownSubcommand
+		}
 	}
 	return app
+}
+
+// unknownSubcommand is the action of a command with subcommands (hooks,
+// pool) when none of them was named: help, or a usage error for a name
+// that is none of them.
+func unknownSubcommand(c *cli.Context) error {
+	if !c.Args().Present() {
+		return cli.ShowSubcommandHelp(c)
+	}
+	var names []string
+	for _, sub := range c.Command.Subcommands {
+		if sub.Name != "help" {
+			names = append(names, sub.Name)
+		}
+	}
+	return usageError(c, "unknown subcommand %q: use one of %s", c.Args().First(), strings.Join(names, ", "))
 }
 
 // onUsageError reports bad flags on stderr with exit code 2.
@@ -96,12 +115,16 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 	return usageError(c, "%v", err)
 }
 
-// usageError is a usage error that names the help to read.
+// usageError is a usage error that names the help to read: that of the
+// command, or subcommand, being run.
 func usageError(c *cli.Context, format string, args ...any) error {
-	help := "git apex -h"
-	if c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name {
-		help = "git apex " + c.Command.Name + " -h"
+	var path []string
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != c.App.Name {
+			path = append([]string{ctx.Command.Name}, path...)
+		}
 	}
+	help := strings.Join(append(append([]string{"git apex"}, path...), "-h"), " ")
 	return exitcode.New(exitcode.Usage, format+"; see `%s`", append(args, help)...)
 }
 

@@ -42,6 +42,9 @@ func poolCommand() *cli.Command {
 					if err := noArgs(c); err != nil {
 						return err
 					}
+					if c.IsSet("size") && c.Int("size") <= 0 {
+						return usageError(c, "--size %d: the pool size must be a positive number", c.Int("size"))
+					}
 					return withManager(c, func(m *isolation.Manager) error {
 						size := c.Int("size")
 						if !c.IsSet("size") {
