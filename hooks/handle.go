@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/git-apex/git-apex/isolation"
 )
@@ -28,6 +29,10 @@ func Handle(ctx context.Context, name string, args []string, stderr io.Writer) {
 	}
 }
 
+// stateWait is how long the hook waits for another process's write to
+// the state database.
+const stateWait = time.Second
+
 func handle(ctx context.Context, name string, args []string, stderr io.Writer) error {
 	switch name {
 	case "post-merge":
@@ -42,7 +47,9 @@ func handle(ctx context.Context, name string, args []string, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	m, err := isolation.Open(ctx, cwd, isolation.Options{Stderr: stderr})
+	// The hook must not hold git up: it waits for the state database
+	// about a second, then leaves everything as it was.
+	m, err := isolation.Open(ctx, cwd, isolation.Options{Stderr: stderr, StateWait: stateWait})
 	if err != nil {
 		return err
 	}

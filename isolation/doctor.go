@@ -2,11 +2,14 @@ package isolation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
@@ -57,7 +60,7 @@ func (m *Manager) Doctor(ctx context.Context, fix bool) ([]Finding, error) {
 		add("container runtime", "ok", "none answers, and the policy asks for no full isolation (%v)", err)
 	}
 
-	lk, err := m.Git.Lock(ctx)
+	lk, err := m.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -174,4 +177,67 @@ func (m *Manager) checkContainers(ctx context.Context, envs []*state.Env, fix bo
 		}
 	}
 	return out
+}
+
+// RebuildState is `doctor --fix` for a damaged state database (see
+// state.DamagedError): it moves the database aside, keeping it for
+// whoever wants to look, and makes a new one with what git still knows:
+// the worktrees under the environment root whose directory names are
+// identities become worktree environments again, and the worktrees under
+// the pool's directory idle slots. Links, the event log and the
+// containers of full environments cannot be read back from git; the
+// findings say so, and name the worktrees it could not adopt.
+func RebuildState(ctx context.Context, dir string, opts Options) ([]Finding, error) {
+	repo, err := gitx.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	db := filepath.Join(repo.ApexDir(), "state.db")
+	aside := db + ".damaged-" + time.Now().UTC().Format("20060102-150405")
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Rename(db+suffix, aside+suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("cannot move the damaged state database aside: %w", err)
+		}
+	}
+	m, err := newManager(ctx, repo, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	pol, err := m.Policy()
+	if err != nil {
+		pol = policy.Default()
+	}
+	lk, err := m.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	worktrees, err := lk.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rebuilt []string
+	var out []Finding
+	root := envRoot(pol, m.Git.MainRoot())
+	for _, wt := range worktrees[1:] {
+		switch {
+		case wt.Prunable:
+		case within(wt.Path, m.poolDir()):
+			if _, err := m.Store.AddSlot(ctx, wt.Path, wt.Head, 0, 0); err != nil {
+				return nil, err
+			}
+			rebuilt = append(rebuilt, "pool slot "+filepath.Base(wt.Path))
+		case within(wt.Path, root):
+			item := m.unknownWorktree(ctx, wt, worktrees[0].Branch, GCOptions{Force: true})
+			if item.Action == "adopted" {
+				rebuilt = append(rebuilt, item.Target)
+			} else {
+				out = append(out, Finding{Check: "worktree " + wt.Path, Status: "problem", Detail: "not rebuilt: " + item.Reason})
+			}
+		}
+	}
+	detail := fmt.Sprintf("the damaged database is kept as %s; rebuilt from git: %s. Not rebuilt (git does not hold them): links, the event log, and full environments' containers (`git apex gc --orphans` lists them)",
+		aside, pick(len(rebuilt) == 0, "nothing", strings.Join(rebuilt, ", ")))
+	return append([]Finding{{Check: "state", Status: "fixed", Detail: detail}}, out...), nil
 }

@@ -124,7 +124,7 @@ func (m *Manager) ensureContainer(ctx context.Context, env *state.Env) (string, 
 		}
 		return env.Container, nil
 	}
-	lk, err := m.Git.Lock(ctx)
+	lk, err := m.lock(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -80,7 +80,7 @@ func sweepReport(it SweepItem, dryRun bool) GCItem {
 // registrations whose directory is gone (pruned). Locked worktrees are
 // reported with their reason and never touched.
 func (m *Manager) orphans(ctx context.Context, pol *policy.Policy, opts GCOptions) ([]GCItem, error) {
-	lk, err := m.Git.Lock(ctx)
+	lk, err := m.lock(ctx)
 	if err != nil {
 		return nil, err
 	}

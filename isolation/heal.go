@@ -167,7 +167,7 @@ func (m *Manager) healAll(ctx context.Context, held *gitx.Locked, envs []*state.
 	for _, env := range envs {
 		if env.Live() && env.Mode != string(policy.Shared) && !exists(env.Path) && lk == nil {
 			var err error
-			if lk, err = m.Git.Lock(ctx); err != nil {
+			if lk, err = m.lock(ctx); err != nil {
 				return err
 			}
 		}

@@ -26,7 +26,7 @@ func (m *Manager) Link(ctx context.Context, alias, target, cwd string) (*state.E
 	if err := pol.CheckWorkflow(aliasID.Workflow); err != nil {
 		return nil, err
 	}
-	lk, err := m.Git.Lock(ctx)
+	lk, err := m.lock(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -25,6 +26,9 @@ type Options struct {
 	PolicyFile string
 	// Stderr receives warnings and notes; nil discards them.
 	Stderr io.Writer
+	// StateWait is how long a write to the state database waits for
+	// another process's; 0: state.DefaultWait.
+	StateWait time.Duration
 }
 
 // Manager is an opened repository with its state and policy.
@@ -68,7 +72,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Manager, error) {
 
 // newManager opens a repository's state database.
 func newManager(ctx context.Context, repo *gitx.Repo, opts Options) (*Manager, error) {
-	store, err := state.Open(ctx, filepath.Join(repo.ApexDir(), "state.db"))
+	store, err := state.Open(ctx, filepath.Join(repo.ApexDir(), "state.db"), opts.StateWait)
 	if err != nil {
 		return nil, err
 	}
@@ -126,13 +130,24 @@ func (m *Manager) resolve(ctx context.Context, identity string) (*state.Env, *st
 	return env, link, nil
 }
 
+// lock takes the repository lock, under which everything that changes the
+// repository runs, once the state database can take the record of it: a
+// database from a newer git-apex, or a read-only one, stops the change
+// before anything on disk moves.
+func (m *Manager) lock(ctx context.Context) (*gitx.Locked, error) {
+	if err := m.Store.CheckWritable(); err != nil {
+		return nil, err
+	}
+	return m.Git.Lock(ctx)
+}
+
 // lockedEnv takes the repository lock and resolves identity under it.
 // The caller unlocks lk when err is nil.
 func (m *Manager) lockedEnv(ctx context.Context, identity string) (*gitx.Locked, *state.Env, *state.Link, error) {
 	if _, err := policy.ParseIdentity(identity); err != nil {
 		return nil, nil, nil, err
 	}
-	lk, err := m.Git.Lock(ctx)
+	lk, err := m.lock(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}

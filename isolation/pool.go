@@ -110,7 +110,7 @@ func (m *Manager) PoolWarm(ctx context.Context, size int) ([]*state.Slot, error)
 // under the repository lock, so that warmers running at once (every
 // pooled start tops the pool up) never make more than limit between them.
 func (m *Manager) newSlot(ctx context.Context, commit string, pid int, start int64, limit int) (*state.Slot, error) {
-	lk, err := m.Git.Lock(ctx)
+	lk, err := m.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (m *Manager) resetSlot(ctx context.Context, s *state.Slot, contained bool) 
 			return fmt.Errorf("cannot reset pool slot %s: %w", s.Path, err)
 		}
 	}
-	lk, err := m.Git.Lock(ctx)
+	lk, err := m.lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (m *Manager) PoolDrain(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	lk, err := m.Git.Lock(ctx)
+	lk, err := m.lock(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -353,7 +353,7 @@ func (m *Manager) bringBack(ctx context.Context, lk *gitx.Locked, rt Runtime, co
 		return broughtBack{}, fmt.Errorf("cannot read the commits made in the container: it answered %q", short(tip))
 	}
 	if lk == nil {
-		if lk, err = m.Git.Lock(ctx); err != nil {
+		if lk, err = m.lock(ctx); err != nil {
 			return broughtBack{}, err
 		}
 		defer lk.Unlock()

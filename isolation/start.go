@@ -60,7 +60,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 // startLocked finds or makes the planned env under the repository lock.
 func (m *Manager) startLocked(ctx context.Context, p *plan) (*StartResult, error) {
 	id := p.id.String()
-	lk, err := m.Git.Lock(ctx)
+	lk, err := m.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (m *Manager) startChild(ctx context.Context, req StartRequest) (*StartResul
 	if err := pol.CheckWorkflow(req.Identity.Workflow); err != nil {
 		return nil, err
 	}
-	lk, err := m.Git.Lock(ctx)
+	lk, err := m.lock(ctx)
 	if err != nil {
 		return nil, err
 	}

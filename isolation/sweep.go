@@ -39,7 +39,7 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 	if err != nil {
 		return nil, err
 	}
-	lk, err := m.Git.Lock(ctx)
+	lk, err := m.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +118,15 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 		if item.Why != "" {
 			if err := listWorktrees(); err != nil {
 				return nil, err
+			}
+			// The record must be writable before anything is removed: a
+			// removal whose record cannot be written would leave the env's
+			// row active. A busy database ends the sweep, changing nothing
+			// more.
+			if !opts.DryRun {
+				if err := m.Store.Probe(ctx); err != nil {
+					return items, err
+				}
 			}
 			m.sweepOne(ctx, lk, &item, opts, item.Merged && pol.Worktree.DeleteMergedBranches, worktrees)
 		}

@@ -20,7 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mattn/go-sqlite3"
+	_ "github.com/mattn/go-sqlite3" // the "sqlite3" driver
+	"golang.org/x/sys/unix"
 )
 
 // migrations are applied in order; migration i brings the schema to
@@ -99,10 +100,18 @@ var SchemaVersion = len(migrations)
 type Store struct {
 	db   *sql.DB
 	path string
+	wait time.Duration
 	// tooNew is set when the database's schema is newer than SchemaVersion;
 	// every write returns it.
 	tooNew error
+	// readOnly is set when the database's directory cannot be written (a
+	// read-only repository): it is read as it is, and writes fail.
+	readOnly bool
 }
+
+// DefaultWait is how long a write waits for another process's write to
+// end before it gives up and says who holds the database.
+const DefaultWait = 5 * time.Second
 
 // ErrIdentityTaken and ErrBranchTaken report a second live env for one
 // identity or one branch.
@@ -111,43 +120,95 @@ var (
 	ErrBranchTaken   = errors.New("branch already belongs to a live environment")
 )
 
-// Open opens (creating if needed) the database at path and migrates it.
-func Open(ctx context.Context, path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("cannot create state directory: %w", err)
+// Open opens the database at path, creating it when there is none, and
+// migrates it. A write waits up to wait (0: DefaultWait) for another
+// process's write to end. A file that is not a whole SQLite database
+// (empty, truncated, or something else) is never taken for a new one: it
+// is a *DamagedError. In a directory this process cannot write, the
+// database is opened read-only.
+func Open(ctx context.Context, path string, wait time.Duration) (*Store, error) {
+	if wait <= 0 {
+		wait = DefaultWait
 	}
-	dsn := "file:" + escapePath(path) +
-		"?_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate&_foreign_keys=1&_synchronous=NORMAL"
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	readOnly := unix.Access(filepath.Dir(path), unix.W_OK) != nil && exists(path)
+	if !readOnly && !exists(path) {
+		if err := create(ctx, path); err != nil {
+			return nil, fmt.Errorf("cannot create state database %s: %w", path, err)
+		}
+	}
+	dsn := "file:" + escapePath(path) + fmt.Sprintf("?_busy_timeout=%d&_txlock=immediate&_foreign_keys=1&_synchronous=NORMAL", wait.Milliseconds())
+	if readOnly {
+		dsn += "&mode=ro&immutable=1"
+	}
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open state database %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, path: path}
-	// A brand-new database written by many processes at once can still
-	// report "locked" while the first one sets WAL mode: retry briefly.
-	for wait := 5 * time.Millisecond; ; wait *= 2 {
-		err = s.migrate(ctx)
-		if err == nil || !isBusy(err) || wait > time.Second {
-			break
+	s := &Store{db: db, path: path, wait: wait, readOnly: readOnly}
+	if readOnly {
+		version, err := s.userVersion(ctx, db)
+		if err != nil {
+			db.Close()
+			return nil, s.explain(err)
 		}
-		time.Sleep(wait)
+		s.noteTooNew(version)
+		return s, nil
 	}
-	if err != nil {
+	if err := s.migrate(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("cannot open state database %s: %w", path, err)
+		return nil, s.explain(err)
 	}
 	return s, nil
+}
+
+// create makes a new database at path, whole or not at all: it is made
+// and migrated under a temporary name, then linked into place, so that no
+// process ever sees a database half made (an empty file is damage). A
+// process that loses the race uses the winner's.
+func create(ctx context.Context, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	f.Close()
+	defer os.Remove(tmp)
+	db, err := sql.Open("sqlite3", "file:"+escapePath(tmp)+"?_txlock=immediate")
+	if err != nil {
+		return err
+	}
+	s := &Store{db: db, path: tmp}
+	err = s.migrate(ctx)
+	if err == nil {
+		_, err = db.ExecContext(ctx, "PRAGMA journal_mode = WAL")
+	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // escapePath makes a file name safe inside an SQLite URI.
 func escapePath(path string) string {
 	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-}
-
-func isBusy(err error) bool {
-	var serr sqlite3.Error
-	return errors.As(err, &serr) && (serr.Code == sqlite3.ErrBusy || serr.Code == sqlite3.ErrLocked)
 }
 
 // migrate brings the schema up to SchemaVersion under a write lock.
@@ -177,7 +238,7 @@ func (s *Store) migrate(ctx context.Context) error {
 
 func (s *Store) noteTooNew(version int) {
 	if version > SchemaVersion {
-		s.tooNew = fmt.Errorf("the state database %s has schema version %d, newer than this git-apex knows (%d): upgrade git-apex to change it", s.path, version, SchemaVersion)
+		s.tooNew = refusalf("the state database %s has schema version %d, newer than this git-apex knows (%d): upgrade git-apex to change it", s.path, version, SchemaVersion)
 	}
 }
 
@@ -193,18 +254,37 @@ func (s *Store) userVersion(ctx context.Context, q querier) (int, error) {
 
 // write runs fn in an IMMEDIATE transaction and commits it.
 func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
-	if s.tooNew != nil {
-		return s.tooNew
+	if err := s.CheckWritable(); err != nil {
+		return err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return s.explain(err)
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		return err
+		return s.explain(err)
 	}
-	return tx.Commit()
+	return s.explain(tx.Commit())
+}
+
+// Probe checks that a write can be made now: that no other process holds
+// the database longer than the Store's wait.
+func (s *Store) Probe(ctx context.Context) error {
+	return s.write(ctx, func(*sql.Tx) error { return nil })
+}
+
+// CheckWritable fails when a write cannot be made: the schema is newer
+// than this git-apex, or the database is read-only here. Commands call it
+// before they change anything on disk.
+func (s *Store) CheckWritable() error {
+	if s.tooNew != nil {
+		return s.tooNew
+	}
+	if s.readOnly {
+		return &refusal{fmt.Errorf("the state database %s is read-only here (its directory cannot be written): git-apex can only read it", s.path)}
+	}
+	return nil
 }
 
 // Close closes the database.

@@ -153,20 +153,23 @@ func positional(c *cli.Context, min, max int, names string) ([]string, error) {
 // withManager opens the repository of the current directory, runs fn
 // with it, and closes it.
 func withManager(c *cli.Context, fn func(*isolation.Manager) error) error {
-	policyFile := c.String("policy")
-	if policyFile != "" {
-		abs, err := filepath.Abs(policyFile)
-		if err != nil {
-			return err
-		}
-		policyFile = abs
-	}
-	m, err := isolation.Open(c.Context, ".", isolation.Options{PolicyFile: policyFile, Stderr: c.App.ErrWriter})
+	m, err := isolation.Open(c.Context, ".", managerOptions(c))
 	if err != nil {
 		return err
 	}
 	defer m.Close()
 	return fn(m)
+}
+
+// managerOptions are the global flags, as the isolation package takes them.
+func managerOptions(c *cli.Context) isolation.Options {
+	policyFile := c.String("policy")
+	if policyFile != "" {
+		if abs, err := filepath.Abs(policyFile); err == nil {
+			policyFile = abs
+		}
+	}
+	return isolation.Options{PolicyFile: policyFile, Stderr: c.App.ErrWriter}
 }
 
 // note prints a human message on stderr.

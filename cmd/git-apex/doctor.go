@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -10,6 +11,7 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/hooks"
 	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/state"
 )
 
 func doctorCommand() *cli.Command {
@@ -28,39 +30,58 @@ func doctorCommand() *cli.Command {
 			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
-			return withManager(c, func(m *isolation.Manager) error {
+			var rebuilt []isolation.Finding
+			run := func(m *isolation.Manager) error {
 				findings, err := m.Doctor(c.Context, c.Bool("fix"))
 				if err != nil {
 					return err
 				}
-				findings = append(findings, hookFindings(c, m)...)
-				problems := 0
-				for _, f := range findings {
-					if f.Status == "problem" {
-						problems++
-					}
-				}
-				if c.Bool("json") {
-					if err := printJSON(c, findings); err != nil {
-						return err
-					}
-				} else {
-					w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(w, "STATUS\tCHECK\tDETAIL")
-					for _, f := range findings {
-						fmt.Fprintf(w, "%s\t%s\t%s\n", f.Status, f.Check, f.Detail)
-					}
-					if err := w.Flush(); err != nil {
-						return err
-					}
-				}
-				if problems > 0 {
-					return exitcode.New(exitcode.Refused, "%d problems remain", problems)
-				}
-				return nil
-			})
+				findings = append(append(rebuilt, findings...), hookFindings(c, m)...)
+				return printFindings(c, findings)
+			}
+			err := withManager(c, run)
+			var damaged *state.DamagedError
+			if !errors.As(err, &damaged) {
+				return err
+			}
+			if !c.Bool("fix") {
+				return printFindings(c, []isolation.Finding{{Check: "state", Status: "problem", Detail: damaged.Error()}})
+			}
+			if rebuilt, err = isolation.RebuildState(c.Context, ".", managerOptions(c)); err != nil {
+				return err
+			}
+			return withManager(c, run)
 		},
 	}
+}
+
+// printFindings prints doctor's report and fails (exit 3) while problems
+// remain.
+func printFindings(c *cli.Context, findings []isolation.Finding) error {
+	problems := 0
+	for _, f := range findings {
+		if f.Status == "problem" {
+			problems++
+		}
+	}
+	if c.Bool("json") {
+		if err := printJSON(c, findings); err != nil {
+			return err
+		}
+	} else {
+		w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "STATUS\tCHECK\tDETAIL")
+		for _, f := range findings {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", f.Status, f.Check, f.Detail)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	if problems > 0 {
+		return exitcode.New(exitcode.Refused, "%d problems remain", problems)
+	}
+	return nil
 }
 
 // hookFindings says whether the hooks are installed where git runs

@@ -35,8 +35,10 @@ func TestScripts(t *testing.T) {
 		Setup:               setupScript,
 		Condition:           condition,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"exits":    cmdExits,
-			"backdate": cmdBackdate,
+			"exits":     cmdExits,
+			"backdate":  cmdBackdate,
+			"holddb":    cmdHoldDB,
+			"releasedb": cmdReleaseDB,
 		},
 	})
 }
@@ -105,6 +107,34 @@ func cmdBackdate(ts *testscript.TestScript, neg bool, args []string) {
 			_, err = db.Exec(q, shift, shift, args[0])
 		}
 		ts.Check(err)
+	}
+}
+
+// heldDBs are the write transactions holddb holds, by script directory.
+var heldDBs sync.Map
+
+// cmdHoldDB takes the write lock of an SQLite database (relative to the
+// current directory) and holds it, as another process would, until
+// releasedb:
+//
+//	holddb .git/apex/state.db
+func cmdHoldDB(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: holddb FILE")
+	}
+	db, err := sql.Open("sqlite3", "file:"+ts.MkAbs(args[0])+"?_txlock=immediate")
+	ts.Check(err)
+	tx, err := db.Begin()
+	ts.Check(err)
+	_, err = tx.Exec("DELETE FROM events WHERE 0")
+	ts.Check(err)
+	heldDBs.Store(ts.Getenv("WORK"), func() { tx.Rollback(); db.Close() })
+}
+
+// cmdReleaseDB ends what holddb holds.
+func cmdReleaseDB(ts *testscript.TestScript, neg bool, args []string) {
+	if release, ok := heldDBs.LoadAndDelete(ts.Getenv("WORK")); ok {
+		release.(func())()
 	}
 }
 
