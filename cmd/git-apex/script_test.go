@@ -38,6 +38,8 @@ func TestScripts(t *testing.T) {
 			"exits":     cmdExits,
 			"backdate":  cmdBackdate,
 			"holddb":    cmdHoldDB,
+			"rocopy":    cmdReadOnlyView,
+			"sql":       cmdSQL,
 			"releasedb": cmdReleaseDB,
 		},
 	})
@@ -71,10 +73,32 @@ func removeContainers(dir string) {
 	}
 }
 
-// condition adds [docker]: a daemon answers and has the test image.
+// canMount says whether this process may bind-mount (root, with the
+// privilege to mount).
+var canMount = sync.OnceValue(func() bool {
+	if os.Getuid() != 0 {
+		return false
+	}
+	dir, err := os.MkdirTemp("", "apex-mount-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(dir)
+	if exec.Command("mount", "--bind", dir, dir).Run() != nil {
+		return false
+	}
+	exec.Command("umount", dir).Run()
+	return true
+})
+
+// condition adds [docker] (a daemon answers and has the test image) and
+// [mount] (read-only bind mounts can be made).
 func condition(cond string) (bool, error) {
-	if cond == "docker" {
+	switch cond {
+	case "docker":
 		return dockerReady(), nil
+	case "mount":
+		return canMount(), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
@@ -108,6 +132,35 @@ func cmdBackdate(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		ts.Check(err)
 	}
+}
+
+// cmdReadOnlyView mounts dir read-only at target (a bind mount, so root
+// cannot write there either) until the script ends:
+//
+//	rocopy repo ro
+func cmdReadOnlyView(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: rocopy DIR TARGET")
+	}
+	dir, target := ts.MkAbs(args[0]), ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(target, 0o755))
+	ts.Check(exec.Command("mount", "--bind", dir, target).Run())
+	ts.Defer(func() { exec.Command("umount", target).Run() })
+	ts.Check(exec.Command("mount", "-o", "remount,bind,ro", target).Run())
+}
+
+// cmdSQL runs one SQL statement on an SQLite database file:
+//
+//	sql .git/apex/state.db 'PRAGMA user_version = 99'
+func cmdSQL(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sql FILE STATEMENT")
+	}
+	db, err := sql.Open("sqlite3", ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer db.Close()
+	_, err = db.Exec(args[1])
+	ts.Check(err)
 }
 
 // heldDBs are the write transactions holddb holds, by script directory.
