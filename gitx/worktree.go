@@ -332,3 +332,16 @@ func (l *Locked) RestoreGitfile(path string) error {
 	}
 	return fmt.Errorf("git has no registration for %s", path)
 }
+
+// DropWorktree removes whatever is at path and git's registration of it,
+// whole or half made, locked as "initializing" by a killed `git worktree
+// add` or not: only for what git-apex made and knows holds no work (a
+// killed start's, a pool slot).
+func (l *Locked) DropWorktree(ctx context.Context, path string) error {
+	l.Run(ctx, l.CommonDir, "worktree", "unlock", path)                       // may not be locked
+	l.Run(ctx, l.CommonDir, "worktree", "remove", "--force", "--force", path) // may be half made
+	if err := os.RemoveAll(path); err != nil {
+		return err
+	}
+	return l.Prune(ctx)
+}

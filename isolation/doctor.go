@@ -21,10 +21,6 @@ type Finding struct {
 	Detail string `json:"detail"`
 }
 
-// staleLockAge is how old a git lock file must be to be reported: git
-// holds one for the length of a command.
-const staleLockAge = 10 * time.Minute
-
 // Doctor compares the state, git and the file system and reports where
 // they drift apart. With fix it repairs what is safe: envs whose
 // worktree was deleted, moved or switched by hand, and git's
@@ -65,6 +61,11 @@ func (m *Manager) Doctor(ctx context.Context, fix bool) ([]Finding, error) {
 		return nil, err
 	}
 	defer lk.Unlock()
+	recovered, err := m.recoverCrashes(ctx, lk, fix)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, recovered...)
 	worktrees, envs, err := m.snapshot(ctx, lk)
 	if err != nil {
 		return nil, err
@@ -112,9 +113,6 @@ func (m *Manager) Doctor(ctx context.Context, fix bool) ([]Finding, error) {
 			return nil, err
 		}
 	}
-	for _, lock := range staleGitLocks(m.Git.CommonDir) {
-		add("git lock", "problem", "%s is older than %v: if no git command is running, a crashed one left it; remove it by hand", lock, staleLockAge)
-	}
 	return out, nil
 }
 
@@ -126,27 +124,6 @@ func asksFull(pol *policy.Policy) bool {
 		}
 	}
 	return false
-}
-
-// staleGitLocks lists git's lock files in the common dir and the linked
-// worktrees' git dirs that are older than staleLockAge.
-func staleGitLocks(commonDir string) []string {
-	var stale []string
-	dirs := []string{commonDir}
-	if wts, err := os.ReadDir(filepath.Join(commonDir, "worktrees")); err == nil {
-		for _, wt := range wts {
-			dirs = append(dirs, filepath.Join(commonDir, "worktrees", wt.Name()))
-		}
-	}
-	for _, dir := range dirs {
-		for _, name := range []string{"index.lock", "HEAD.lock", "config.lock", "packed-refs.lock"} {
-			path := filepath.Join(dir, name)
-			if info, err := os.Stat(path); err == nil && time.Since(info.ModTime()) > staleLockAge {
-				stale = append(stale, path)
-			}
-		}
-	}
-	return stale
 }
 
 // checkContainers reports full envs whose container is gone; with fix it

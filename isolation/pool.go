@@ -87,7 +87,7 @@ func (m *Manager) poolCommit(ctx context.Context) (string, error) {
 // PoolWarm makes slots until the pool has size of them (idle or leased).
 // It returns the slots.
 func (m *Manager) PoolWarm(ctx context.Context, size int) ([]*state.Slot, error) {
-	if _, err := m.reclaim(ctx); err != nil {
+	if _, err := m.reclaim(ctx, nil); err != nil {
 		return nil, err
 	}
 	commit, err := m.poolCommit(ctx)
@@ -138,8 +138,9 @@ func (m *Manager) newSlot(ctx context.Context, commit string, pid int, start int
 }
 
 // reclaim resets the slots whose holder is gone and makes them idle. It
-// returns how many it reclaimed.
-func (m *Manager) reclaim(ctx context.Context) (int, error) {
+// returns how many it reclaimed. held is the repository lock when the
+// caller holds it (the lock is not reentrant), else nil.
+func (m *Manager) reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 	slots, err := m.Store.Slots(ctx)
 	if err != nil {
 		return 0, err
@@ -149,7 +150,7 @@ func (m *Manager) reclaim(ctx context.Context) (int, error) {
 		if !s.Leased() || holderAlive(s) {
 			continue
 		}
-		if err := m.resetSlot(ctx, s, false); err != nil {
+		if err := m.resetSlot(ctx, held, s, false); err != nil {
 			return n, err
 		}
 		n++
@@ -162,7 +163,7 @@ func (m *Manager) reclaim(ctx context.Context) (int, error) {
 // worked in it) is reset without entering its submodules, whose .git
 // files the container could have pointed anywhere: one whose pool commit
 // has submodules is removed instead.
-func (m *Manager) resetSlot(ctx context.Context, s *state.Slot, contained bool) error {
+func (m *Manager) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, contained bool) error {
 	if exists(s.Path) {
 		err := m.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
 		if err == nil {
@@ -172,11 +173,14 @@ func (m *Manager) resetSlot(ctx context.Context, s *state.Slot, contained bool) 
 			return fmt.Errorf("cannot reset pool slot %s: %w", s.Path, err)
 		}
 	}
-	lk, err := m.lock(ctx)
-	if err != nil {
-		return err
+	lk := held
+	if lk == nil {
+		var err error
+		if lk, err = m.lock(ctx); err != nil {
+			return err
+		}
+		defer lk.Unlock()
 	}
-	defer lk.Unlock()
 	if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && exists(s.Path) {
 		return err
 	}
@@ -185,7 +189,7 @@ func (m *Manager) resetSlot(ctx context.Context, s *state.Slot, contained bool) 
 
 // PoolStatus reclaims slots whose holder died, then lists the slots.
 func (m *Manager) PoolStatus(ctx context.Context) ([]*state.Slot, int, error) {
-	n, err := m.reclaim(ctx)
+	n, err := m.reclaim(ctx, nil)
 	if err != nil {
 		return nil, n, err
 	}
@@ -195,7 +199,7 @@ func (m *Manager) PoolStatus(ctx context.Context) ([]*state.Slot, int, error) {
 
 // PoolDrain removes the idle slots and returns how many.
 func (m *Manager) PoolDrain(ctx context.Context) (int, error) {
-	if _, err := m.reclaim(ctx); err != nil {
+	if _, err := m.reclaim(ctx, nil); err != nil {
 		return 0, err
 	}
 	slots, err := m.Store.Slots(ctx)
@@ -245,7 +249,7 @@ func (m *Manager) Acquire(ctx context.Context, commit string, limit int, timeout
 			return nil, err
 		}
 		if slot == nil {
-			if reclaimed, err := m.reclaim(ctx); err != nil {
+			if reclaimed, err := m.reclaim(ctx, nil); err != nil {
 				return nil, err
 			} else if reclaimed > 0 {
 				continue
@@ -275,7 +279,7 @@ func (m *Manager) Acquire(ctx context.Context, commit string, limit int, timeout
 // Release resets a leased slot (changes, untracked and ignored files, in
 // submodules too) to its pool commit and makes it idle.
 func (m *Manager) Release(ctx context.Context, l *Lease) error {
-	return m.resetSlot(ctx, l.Slot, l.contained)
+	return m.resetSlot(ctx, nil, l.Slot, l.contained)
 }
 
 // fromSlot turns an idle pool slot into the planned worktree env: it moves

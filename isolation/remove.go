@@ -145,6 +145,13 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 			m.warnf("%v; removing anyway (--force)", err)
 		}
 	}
+	in := &intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch}
+	if env.Live() && (removeTree || deleteBranch) {
+		if err := m.writeIntent(in); err != nil {
+			return nil, err
+		}
+		defer in.done()
+	}
 	if removeTree {
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env, opts.Force); err != nil {
 			if rerr := dirtyRefusal(); rerr != nil {

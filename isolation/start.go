@@ -372,6 +372,13 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartR
 		m.notef("adopted the existing worktree %s for %s", p.path, env.Identity)
 		return &StartResult{Env: env, Adopted: true}, nil
 	}
+	in := &intent{Op: "start", Identity: env.Identity, Path: p.path, Branch: p.branch,
+		NewBranch: p.branch != "" && !p.branchExists, Start: p.start}
+	if p.mode != policy.Shared {
+		if err := m.writeIntent(in); err != nil {
+			return nil, err
+		}
+	}
 	var undo func(context.Context) error
 	var err error
 	pooled := false
@@ -407,11 +414,15 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartR
 		if undo != nil {
 			// Undo even when interrupted: a half-made env is worse than a late exit.
 			if uerr := undo(context.WithoutCancel(ctx)); uerr != nil {
-				m.warnf("could not undo everything made for %s: %v", env.Identity, uerr)
+				// The intent stays: `git apex doctor --fix` finishes the undo.
+				m.warnf("could not undo everything made for %s: %v; `git apex doctor --fix` finishes it", env.Identity, uerr)
+				return nil, err
 			}
 		}
+		in.done()
 		return nil, err
 	}
+	in.done()
 	if p.branch == "" {
 		m.notef("reviewing at commit %s", p.start[:min(7, len(p.start))])
 	}

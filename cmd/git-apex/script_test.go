@@ -38,6 +38,7 @@ func TestScripts(t *testing.T) {
 			"exits":     cmdExits,
 			"backdate":  cmdBackdate,
 			"holddb":    cmdHoldDB,
+			"crash":     cmdCrash,
 			"rocopy":    cmdReadOnlyView,
 			"sql":       cmdSQL,
 			"releasedb": cmdReleaseDB,
