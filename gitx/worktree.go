@@ -238,15 +238,15 @@ func (l *Locked) DeleteRef(ctx context.Context, ref string) error {
 	return err
 }
 
-// MoveIndex brings the index of the working tree at dir from commit old
-// to commit new, as a fast-forward would, leaving the files alone; when
-// staged changes there stand in the way, the index is set to new's tree
-// and changed reports it.
-func (l *Locked) MoveIndex(ctx context.Context, dir, old, new string) (reset bool, err error) {
-	if _, err := l.Run(ctx, dir, "read-tree", "-m", old, new); err == nil {
+// MoveIndex brings the index of the working tree at dir from commit from
+// to commit to, as a fast-forward would, leaving the files alone; when
+// staged changes there stand in the way, the index is set to to's tree
+// and reset reports it.
+func (l *Locked) MoveIndex(ctx context.Context, dir, from, to string) (reset bool, err error) {
+	if _, err := l.Run(ctx, dir, "read-tree", "-m", from, to); err == nil {
 		return false, nil
 	}
-	_, err = l.Run(ctx, dir, "read-tree", new)
+	_, err = l.Run(ctx, dir, "read-tree", to)
 	return true, err
 }
 

@@ -41,6 +41,7 @@ func TestScripts(t *testing.T) {
 			"crash":     cmdCrash,
 			"rocopy":    cmdReadOnlyView,
 			"sql":       cmdSQL,
+			"sqlfile":   cmdSQLFile,
 			"releasedb": cmdReleaseDB,
 		},
 	})
@@ -162,6 +163,16 @@ func cmdSQL(ts *testscript.TestScript, neg bool, args []string) {
 	defer db.Close()
 	_, err = db.Exec(args[1])
 	ts.Check(err)
+}
+
+// cmdSQLFile runs the SQL in a file (for statements built by the script):
+//
+//	sqlfile .git/apex/state.db $WORK/update.sql
+func cmdSQLFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sqlfile DB FILE")
+	}
+	cmdSQL(ts, false, []string{args[0], ts.ReadFile(args[1])})
 }
 
 // heldDBs are the write transactions holddb holds, by script directory.
