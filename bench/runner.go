@@ -38,12 +38,26 @@ type result struct {
 		Git   string `json:"git"`
 		Go    string `json:"go"`
 	} `json:"machine"`
-	Rows []row `json:"rows"`
+	// LoadBefore and LoadAfter are /proc/loadavg's 1, 5 and 15 minute
+	// figures as the run began and ended: a busy machine skews it.
+	LoadBefore string `json:"load_before"`
+	LoadAfter  string `json:"load_after"`
+	Rows       []row  `json:"rows"`
+}
+
+// loadAverage is the machine's load average, "" where /proc has none.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	fields := strings.Fields(string(data))
+	if err != nil || len(fields) < 3 {
+		return ""
+	}
+	return strings.Join(fields[:3], " ")
 }
 
 // run measures every row, prints the table to out and writes the JSON.
 func run(cfg config, out io.Writer) (*result, error) {
-	res := &result{Date: time.Now().UTC().Format(time.RFC3339)}
+	res := &result{Date: time.Now().UTC().Format(time.RFC3339), LoadBefore: loadAverage()}
 	res.Machine.Cores = runtime.NumCPU()
 	res.Machine.Go = runtime.Version()
 	if v, err := exec.Command("git", "--version").Output(); err == nil {
@@ -67,6 +81,7 @@ func run(cfg config, out io.Writer) (*result, error) {
 		}
 		res.Rows = append(res.Rows, rows...)
 	}
+	res.LoadAfter = loadAverage()
 	printTable(out, res)
 	if err := os.MkdirAll(cfg.outDir, 0o755); err != nil {
 		return nil, err
@@ -373,7 +388,8 @@ func median(xs []float64) float64 {
 }
 
 func printTable(out io.Writer, res *result) {
-	fmt.Fprintf(out, "git-apex benchmark, %s, %d cores, git %s\n\n", res.Date, res.Machine.Cores, res.Machine.Git)
+	fmt.Fprintf(out, "git-apex benchmark, %s, %d cores, git %s, load average %s at the start and %s at the end\n\n",
+		res.Date, res.Machine.Cores, res.Machine.Git, res.LoadBefore, res.LoadAfter)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "operation\tfiles\tgit-apex ms\tbaseline ms\toverhead ms\tratio\tmin-max\t\tbaseline\t")
 	for _, r := range res.Rows {
