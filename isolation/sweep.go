@@ -208,5 +208,10 @@ func (m *Manager) SweepMerged(ctx context.Context, cwd string) ([]SweepItem, err
 	if err != nil || !pol.Worktree.CleanupOnMerge {
 		return nil, err
 	}
+	// A database another process holds is given up on once, here, within
+	// the Store's wait, rather than at each write the sweep would make.
+	if err := m.Store.Probe(ctx); err != nil {
+		return nil, err
+	}
 	return m.Sweep(ctx, SweepOptions{Merged: true, SinceMerge: true, Cwd: cwd})
 }
