@@ -17,6 +17,7 @@ man:
 	$(GO) run ./cmd/git-apex man > git-apex.1
 
 test:
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	@docker image inspect apex-test:latest >/dev/null 2>&1 || \
 		echo "make test: no Docker daemon with image apex-test:latest: the container scenarios are SKIPPED (.ci/run starts a daemon and builds the image)"
