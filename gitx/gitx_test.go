@@ -49,7 +49,7 @@ func TestGitErrorIsTyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.Run(context.Background(), "", "rev-parse", "--verify", "nope")
+	_, err = r.runIn(context.Background(), "", "rev-parse", "--verify", "nope")
 	gerr, ok := err.(*Error)
 	if !ok || gerr.Status != 128 || !strings.Contains(gerr.Stderr, "fatal") || exitcode.Of(err) != exitcode.Git {
 		t.Errorf("got %#v", err)

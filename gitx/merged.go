@@ -33,14 +33,14 @@ func (r *Repo) Merged(ctx context.Context, c MergeCheck, ancestor bool) (string,
 	if c.Tip == c.Start {
 		return "", nil
 	}
-	own, err := r.Read(ctx, r.CommonDir, "rev-list", "--count", c.Start+".."+c.Tip)
+	own, err := r.readIn(ctx, r.CommonDir, "rev-list", "--count", c.Start+".."+c.Tip)
 	if err != nil || strings.TrimSpace(own) == "0" {
 		return "", err
 	}
 	if ancestor {
 		return MergedAncestor, nil
 	}
-	trees, err := r.Read(ctx, r.CommonDir, "rev-parse", c.Tip+"^{tree}", c.Base+"^{tree}")
+	trees, err := r.readIn(ctx, r.CommonDir, "rev-parse", c.Tip+"^{tree}", c.Base+"^{tree}")
 	if err != nil {
 		return "", err
 	}
@@ -49,7 +49,7 @@ func (r *Repo) Merged(ctx context.Context, c MergeCheck, ancestor bool) (string,
 		return MergedSameTree, nil
 	}
 	baseTree := t[1]
-	out, err := r.Read(ctx, r.CommonDir, "merge-tree", "--write-tree", "--no-messages", c.Base, c.Tip)
+	out, err := r.readIn(ctx, r.CommonDir, "merge-tree", "--write-tree", "--no-messages", c.Base, c.Tip)
 	var gerr *Error
 	switch {
 	case err == nil && strings.TrimSpace(firstLine(out)) == baseTree:
@@ -60,7 +60,7 @@ func (r *Repo) Merged(ctx context.Context, c MergeCheck, ancestor bool) (string,
 	if ok, err := r.changeInBase(ctx, c); ok || err != nil {
 		return MergedPatch, err
 	}
-	cherry, err := r.Read(ctx, r.CommonDir, "cherry", c.Base, c.Tip)
+	cherry, err := r.readIn(ctx, r.CommonDir, "cherry", c.Base, c.Tip)
 	if err != nil {
 		return "", err
 	}
@@ -80,7 +80,7 @@ func (r *Repo) Merged(ctx context.Context, c MergeCheck, ancestor bool) (string,
 // the merge base, has the patch-id of a commit made in the base since
 // the fork: a squash merge, even when the base later rewrote those lines.
 func (r *Repo) changeInBase(ctx context.Context, c MergeCheck) (bool, error) {
-	mb, err := r.Read(ctx, r.CommonDir, "merge-base", c.Base, c.Tip)
+	mb, err := r.readIn(ctx, r.CommonDir, "merge-base", c.Base, c.Tip)
 	if err != nil {
 		var gerr *Error
 		if errors.As(err, &gerr) && gerr.Status == 1 {
@@ -89,7 +89,7 @@ func (r *Repo) changeInBase(ctx context.Context, c MergeCheck) (bool, error) {
 		return false, err
 	}
 	mb = strings.TrimSpace(mb)
-	diff, err := r.Read(ctx, r.CommonDir, "diff", "--no-ext-diff", "--no-textconv", mb, c.Tip)
+	diff, err := r.readIn(ctx, r.CommonDir, "diff", "--no-ext-diff", "--no-textconv", mb, c.Tip)
 	if err != nil || diff == "" {
 		return false, err
 	}
@@ -97,7 +97,7 @@ func (r *Repo) changeInBase(ctx context.Context, c MergeCheck) (bool, error) {
 	if err != nil || len(want) != 1 {
 		return false, err
 	}
-	log, err := r.Read(ctx, r.CommonDir, "log", "-p", "--no-merges", "--no-ext-diff", "--no-textconv", "--format=commit %H", mb+".."+c.Base)
+	log, err := r.readIn(ctx, r.CommonDir, "log", "-p", "--no-merges", "--no-ext-diff", "--no-textconv", "--format=commit %H", mb+".."+c.Base)
 	if err != nil || log == "" {
 		return false, err
 	}
@@ -131,7 +131,7 @@ func (r *Repo) patchIDs(ctx context.Context, patches string) ([]string, error) {
 // BaseRef returns the ref to check a base branch against: the local
 // branch, or its upstream when that is strictly ahead of it.
 func (r *Repo) BaseRef(ctx context.Context, base string) (string, error) {
-	out, err := r.Read(ctx, r.CommonDir, "for-each-ref", "--format=%(upstream)%00%(upstream:trackshort)", "refs/heads/"+base)
+	out, err := r.readIn(ctx, r.CommonDir, "for-each-ref", "--format=%(upstream)%00%(upstream:trackshort)", "refs/heads/"+base)
 	if err != nil {
 		return "", err
 	}
@@ -160,7 +160,7 @@ func (r *Repo) Branches(ctx context.Context, withDates bool) (map[string]Branch,
 	if withDates {
 		format += "%(committerdate:unix)"
 	}
-	out, err := r.Read(ctx, r.CommonDir, "for-each-ref", format, "refs/heads/")
+	out, err := r.readIn(ctx, r.CommonDir, "for-each-ref", format, "refs/heads/")
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (r *Repo) Branches(ctx context.Context, withDates bool) (map[string]Branch,
 // OrigHead is the commit ORIG_HEAD names in the working tree git-apex
 // runs in (each worktree has its own), or "" when there is none.
 func (r *Repo) OrigHead(ctx context.Context) string {
-	out, err := r.Read(ctx, r.Toplevel, "rev-parse", "--verify", "-q", "ORIG_HEAD^{commit}")
+	out, err := r.readIn(ctx, r.Toplevel, "rev-parse", "--verify", "-q", "ORIG_HEAD^{commit}")
 	if err != nil {
 		return ""
 	}
@@ -220,7 +220,7 @@ func (r *Repo) TouchedPaths(ctx context.Context, pairs [][2]string) ([][]string,
 
 // ChangedPaths returns the paths that differ between two commits.
 func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, error) {
-	out, err := r.Read(ctx, r.CommonDir, "diff", "--name-only", "--no-renames", from, to)
+	out, err := r.readIn(ctx, r.CommonDir, "diff", "--name-only", "--no-renames", from, to)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ var noHooks = []string{"-c", "core.hooksPath=" + os.DevNull}
 // AddDetached adds a worktree at path with commit checked out detached,
 // running no hooks.
 func (l *Locked) AddDetached(ctx context.Context, path, commit string) error {
-	_, err := l.Run(ctx, l.CommonDir, append(noHooks, "worktree", "add", "--quiet", "--detach", path, commit)...)
+	_, err := l.runIn(ctx, l.CommonDir, append(noHooks, "worktree", "add", "--quiet", "--detach", path, commit)...)
 	return err
 }
 
@@ -24,25 +24,25 @@ func (l *Locked) MoveWorktree(ctx context.Context, from, to string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
-	_, err := l.Run(ctx, l.CommonDir, "worktree", "move", from, to)
+	_, err := l.runIn(ctx, l.CommonDir, "worktree", "move", from, to)
 	return err
 }
 
 // CheckoutDetached checks out commit in the worktree at dir, detached and
 // forced, running no hooks: it costs what differs, not the whole tree.
 func (r *Repo) CheckoutDetached(ctx context.Context, dir, commit string) error {
-	_, err := r.Run(ctx, dir, append(noHooks, "checkout", "--quiet", "--force", "--detach", commit)...)
+	_, err := r.runIn(ctx, dir, append(noHooks, "checkout", "--quiet", "--force", "--detach", commit)...)
 	return err
 }
 
 // SwitchNoHooks checks out branch in the worktree at dir, creating it at
 // start when newBranch (without tracking), running no hooks.
-func (r *Repo) SwitchNoHooks(ctx context.Context, dir, branch string, newBranch bool, start string) error {
+func (l *Locked) SwitchNoHooks(ctx context.Context, dir, branch string, newBranch bool, start string) error {
 	args := append(noHooks, "switch", "--quiet", "--no-guess", branch)
 	if newBranch {
 		args = append(noHooks, "switch", "--quiet", "--no-track", "-c", branch, start)
 	}
-	_, err := r.Run(ctx, dir, args...)
+	_, err := l.runIn(ctx, dir, args...)
 	return err
 }
 
@@ -64,7 +64,7 @@ func (r *Repo) ResetClean(ctx context.Context, dir, commit string, contained boo
 		clean = "-ffdxq"
 	}
 	for _, args := range [][]string{{"reset", "--quiet", "--hard", commit}, {"clean", clean}} {
-		if _, err := r.Run(ctx, dir, append(noHooks, args...)...); err != nil {
+		if _, err := r.runIn(ctx, dir, append(noHooks, args...)...); err != nil {
 			return err
 		}
 	}
@@ -74,7 +74,7 @@ func (r *Repo) ResetClean(ctx context.Context, dir, commit string, contained boo
 	if contained {
 		return ErrSubmodules
 	}
-	_, err := r.Run(ctx, dir, append(noHooks, "submodule", "--quiet", "foreach", "--recursive", "git reset --quiet --hard && git clean -fdxq")...)
+	_, err := r.runIn(ctx, dir, append(noHooks, "submodule", "--quiet", "foreach", "--recursive", "git reset --quiet --hard && git clean -fdxq")...)
 	return err
 }
 
@@ -83,7 +83,7 @@ func (r *Repo) ResetClean(ctx context.Context, dir, commit string, contained boo
 // checkout's .env and build caches are the user's).
 func (r *Repo) RestoreTracked(ctx context.Context, dir string) error {
 	for _, args := range [][]string{{"checkout", "--quiet", "--force", "HEAD", "--", "."}, {"clean", "-fdq"}} {
-		if _, err := r.Run(ctx, dir, append(noHooks, args...)...); err != nil {
+		if _, err := r.runIn(ctx, dir, append(noHooks, args...)...); err != nil {
 			return err
 		}
 	}

@@ -22,7 +22,7 @@ type Ref struct {
 // in one git call. Names that do not exist are absent from the map.
 func (r *Repo) Refs(ctx context.Context, names ...string) (map[string]Ref, error) {
 	args := append([]string{"for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)"}, names...)
-	out, err := r.Read(ctx, r.CommonDir, args...)
+	out, err := r.readIn(ctx, r.CommonDir, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (r *Repo) Commit(ctx context.Context, rev string) (string, error) {
 	if strings.HasPrefix(rev, "-") {
 		return "", exitcode.New(exitcode.Usage, "invalid commit %q: it must not start with '-'", rev)
 	}
-	out, err := r.Read(ctx, r.CommonDir, "rev-parse", "--verify", "-q", "--end-of-options", rev+"^{commit}")
+	out, err := r.readIn(ctx, r.CommonDir, "rev-parse", "--verify", "-q", "--end-of-options", rev+"^{commit}")
 	if err != nil {
 		var gerr *Error
 		if errors.As(err, &gerr) && gerr.Status == 1 {
@@ -68,7 +68,7 @@ func (r *Repo) Unheld(ctx context.Context, rev, except string) (int, error) {
 		args = append(args, "--exclude="+except)
 	}
 	args = append(args, "--branches", "--remotes")
-	out, err := r.Read(ctx, r.CommonDir, args...)
+	out, err := r.readIn(ctx, r.CommonDir, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -121,14 +121,14 @@ func (r *Repo) InitSubmodules(ctx context.Context, dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, ".gitmodules")); err != nil {
 		return nil
 	}
-	_, err := r.Run(ctx, dir, "submodule", "--quiet", "update", "--init", "--recursive")
+	_, err := r.runIn(ctx, dir, "submodule", "--quiet", "update", "--init", "--recursive")
 	return err
 }
 
 // MergedInto returns the local branches whose tips are reachable from
 // base, each with its tip, in one git call.
 func (r *Repo) MergedInto(ctx context.Context, base string) (map[string]string, error) {
-	out, err := r.Read(ctx, r.CommonDir, "for-each-ref", "--merged="+base, "--format=%(refname:short)%00%(objectname)", "refs/heads/")
+	out, err := r.readIn(ctx, r.CommonDir, "for-each-ref", "--merged="+base, "--format=%(refname:short)%00%(objectname)", "refs/heads/")
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func (r *Repo) StatusAgainst(ctx context.Context, dir string, o StatusOptions) (
 		}
 		args = append([]string{"-c", "branch." + o.Branch + ".remote=" + remote, "-c", "branch." + o.Branch + ".merge=" + merge}, args...)
 	}
-	out, err := r.Read(ctx, dir, args...)
+	out, err := r.readIn(ctx, dir, args...)
 	if err != nil {
 		return Standing{}, err
 	}
@@ -217,7 +217,7 @@ func parseStatusV2(out string) Standing {
 
 // IsAncestor reports whether commit a is an ancestor of (or equal to) b.
 func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
-	_, err := r.Read(ctx, r.CommonDir, "merge-base", "--is-ancestor", a, b)
+	_, err := r.readIn(ctx, r.CommonDir, "merge-base", "--is-ancestor", a, b)
 	var gerr *Error
 	if errors.As(err, &gerr) && gerr.Status == 1 {
 		return false, nil
@@ -229,13 +229,13 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 // env's private one, just made by git-apex and never yet used by anything
 // else) from commit's tree, without touching any working tree.
 func (r *Repo) InitPrivateIndex(ctx context.Context, gitDir, commit string) error {
-	_, err := r.Run(ctx, r.CommonDir, "--git-dir="+gitDir, "read-tree", commit)
+	_, err := r.runIn(ctx, r.CommonDir, "--git-dir="+gitDir, "read-tree", commit)
 	return err
 }
 
 // Gitlinks lists the paths of commit's tree that are submodules.
 func (r *Repo) Gitlinks(ctx context.Context, commit string) ([]string, error) {
-	out, err := r.Read(ctx, r.CommonDir, "ls-tree", "-r", "-z", "--full-tree", commit)
+	out, err := r.readIn(ctx, r.CommonDir, "ls-tree", "-r", "-z", "--full-tree", commit)
 	if err != nil {
 		return nil, err
 	}

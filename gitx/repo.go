@@ -152,17 +152,33 @@ func run(ctx context.Context, c command) (string, error) {
 	return stdout.String(), &Error{Args: c.args, Dir: c.dir, Status: status, Stderr: stderrText}
 }
 
-// Run runs git in dir (the working tree when dir is "") and returns
+// runIn runs git in dir (the working tree when dir is "") and returns
 // stdout. In a directory other than the common dir and the main checkout,
 // that is, in an environment's worktree, git runs no hooks and does not
-// recurse into submodules.
-func (r *Repo) Run(ctx context.Context, dir string, args ...string) (string, error) {
+// recurse into submodules. It is unexported: what changes refs or
+// worktrees is a method of Locked, so it cannot run without the lock.
+func (r *Repo) runIn(ctx context.Context, dir string, args ...string) (string, error) {
 	return run(ctx, r.command(dir, args, false))
 }
 
-// Read is Run for commands that change nothing; git skips optional locks.
-func (r *Repo) Read(ctx context.Context, dir string, args ...string) (string, error) {
+// readIn is runIn for commands that change nothing; git skips optional
+// locks.
+func (r *Repo) readIn(ctx context.Context, dir string, args ...string) (string, error) {
 	return run(ctx, r.command(dir, args, true))
+}
+
+// HooksDir is the directory git runs hooks from, as git computes it: it
+// follows core.hooksPath (relative paths, as husky sets, included) and
+// linked worktrees.
+func (r *Repo) HooksDir(ctx context.Context) (string, error) {
+	out, err := r.readIn(ctx, "", "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	return strings.TrimSpace(out), err
+}
+
+// WorktreeHead is the commit checked out in the working tree at dir.
+func (r *Repo) WorktreeHead(ctx context.Context, dir string) (string, error) {
+	out, err := r.readIn(ctx, dir, "rev-parse", "--verify", "HEAD^{commit}")
+	return strings.TrimSpace(out), err
 }
 
 func (r *Repo) command(dir string, args []string, readOnly bool) command {
@@ -270,6 +286,6 @@ func CloneBare(ctx context.Context, url, dir string) error {
 
 // Fetch updates a bare clone from its origin.
 func (r *Repo) Fetch(ctx context.Context) error {
-	_, err := r.Run(ctx, r.CommonDir, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*")
+	_, err := r.runIn(ctx, r.CommonDir, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*")
 	return err
 }

@@ -24,7 +24,7 @@ type Worktree struct {
 
 // Worktrees lists every worktree of the repository, the main checkout first.
 func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
-	out, err := r.Read(ctx, r.CommonDir, "worktree", "list", "--porcelain", "-z")
+	out, err := r.readIn(ctx, r.CommonDir, "worktree", "list", "--porcelain", "-z")
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func (l *Locked) AddWorktree(ctx context.Context, path, branch string, newBranch
 	default:
 		args = append(args, path, branch)
 	}
-	_, err := l.Run(ctx, l.CommonDir, args...)
+	_, err := l.runIn(ctx, l.CommonDir, args...)
 	return err
 }
 
@@ -170,14 +170,14 @@ func (l *Locked) RemoveWorktree(ctx context.Context, path string, force bool) er
 	if force {
 		args = append(args, "--force")
 	}
-	_, err := l.Run(ctx, l.CommonDir, append(args, path)...)
+	_, err := l.runIn(ctx, l.CommonDir, append(args, path)...)
 	return err
 }
 
 // DeleteBranch deletes a local branch, whatever it holds: callers decide
 // first that nothing would be lost.
 func (l *Locked) DeleteBranch(ctx context.Context, branch string) error {
-	_, err := l.Run(ctx, l.CommonDir, "branch", "-D", branch)
+	_, err := l.runIn(ctx, l.CommonDir, "branch", "-D", branch)
 	return err
 }
 
@@ -192,7 +192,7 @@ func (l *Locked) Switch(ctx context.Context, dir, branch string, newBranch bool,
 	case newBranch:
 		args = []string{"switch", "--quiet", "--no-track", "-c", branch, start}
 	}
-	_, err := l.Run(ctx, dir, args...)
+	_, err := l.runIn(ctx, dir, args...)
 	return err
 }
 
@@ -200,14 +200,14 @@ func (l *Locked) Switch(ctx context.Context, dir, branch string, newBranch bool,
 // undo of a branch this process created there, which never loses work
 // (commit is held elsewhere) even if someone else made the branch.
 func (l *Locked) DeleteBranchAt(ctx context.Context, branch, commit string) error {
-	_, err := l.Run(ctx, l.CommonDir, "update-ref", "-d", "refs/heads/"+branch, commit)
+	_, err := l.runIn(ctx, l.CommonDir, "update-ref", "-d", "refs/heads/"+branch, commit)
 	return err
 }
 
 // Prune removes git's registrations of worktrees whose directory is gone
 // (locked ones excepted, as git does).
 func (l *Locked) Prune(ctx context.Context) error {
-	_, err := l.Run(ctx, l.CommonDir, "worktree", "prune")
+	_, err := l.runIn(ctx, l.CommonDir, "worktree", "prune")
 	return err
 }
 
@@ -216,7 +216,7 @@ func (l *Locked) Prune(ctx context.Context) error {
 // bundle is data from outside: git runs no hooks, no maintenance and no
 // submodule fetch for it, and writes no FETCH_HEAD.
 func (l *Locked) FetchBundle(ctx context.Context, file, ref, dst string) error {
-	_, err := l.Run(ctx, l.CommonDir, "-c", "transfer.fsckObjects=true", "-c", "core.hooksPath="+os.DevNull,
+	_, err := l.runIn(ctx, l.CommonDir, "-c", "transfer.fsckObjects=true", "-c", "core.hooksPath="+os.DevNull,
 		"-c", "gc.auto=0", "-c", "maintenance.auto=false",
 		"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-maintenance",
 		file, "+"+ref+":"+dst)
@@ -227,14 +227,14 @@ func (l *Locked) FetchBundle(ctx context.Context, file, ref, dst string) error {
 // not exist yet), as seen from the working tree at dir (HEAD there is
 // that worktree's own); it never follows a symbolic ref.
 func (l *Locked) SetRef(ctx context.Context, dir, ref, commit, old string) error {
-	_, err := l.Run(ctx, dir, "update-ref", "--no-deref", "-m", "git-apex", ref, commit, old)
+	_, err := l.runIn(ctx, dir, "update-ref", "--no-deref", "-m", "git-apex", ref, commit, old)
 	return err
 }
 
 // DeleteRef deletes a ref that is not a branch git-apex manages (one of
 // its own under refs/apex/).
 func (l *Locked) DeleteRef(ctx context.Context, ref string) error {
-	_, err := l.Run(ctx, l.CommonDir, "update-ref", "-d", ref)
+	_, err := l.runIn(ctx, l.CommonDir, "update-ref", "-d", ref)
 	return err
 }
 
@@ -243,10 +243,10 @@ func (l *Locked) DeleteRef(ctx context.Context, ref string) error {
 // staged changes there stand in the way, the index is set to to's tree
 // and reset reports it.
 func (l *Locked) MoveIndex(ctx context.Context, dir, from, to string) (reset bool, err error) {
-	if _, err := l.Run(ctx, dir, "read-tree", "-m", from, to); err == nil {
+	if _, err := l.runIn(ctx, dir, "read-tree", "-m", from, to); err == nil {
 		return false, nil
 	}
-	_, err = l.Run(ctx, dir, "read-tree", to)
+	_, err = l.runIn(ctx, dir, "read-tree", to)
 	return true, err
 }
 
@@ -338,8 +338,8 @@ func (l *Locked) RestoreGitfile(path string) error {
 // add` or not: only for what git-apex made and knows holds no work (a
 // killed start's, a pool slot).
 func (l *Locked) DropWorktree(ctx context.Context, path string) error {
-	l.Run(ctx, l.CommonDir, "worktree", "unlock", path)                       // may not be locked
-	l.Run(ctx, l.CommonDir, "worktree", "remove", "--force", "--force", path) // may be half made
+	l.runIn(ctx, l.CommonDir, "worktree", "unlock", path)                       // may not be locked
+	l.runIn(ctx, l.CommonDir, "worktree", "remove", "--force", "--force", path) // may be half made
 	if err := os.RemoveAll(path); err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -51,14 +50,6 @@ if [ "${` + SkipVar + `-}" != 1 ] && command -v git-apex >/dev/null 2>&1; then
 fi
 exit $status
 `
-}
-
-// Dir is the directory git runs hooks from, as git computes it: it
-// follows core.hooksPath (relative paths, as husky sets, included) and
-// linked worktrees.
-func Dir(ctx context.Context, repo *gitx.Repo) (string, error) {
-	out, err := repo.Read(ctx, "", "rev-parse", "--path-format=absolute", "--git-path", "hooks")
-	return strings.TrimSpace(out), err
 }
 
 // Status is the state of one hook.
@@ -153,11 +144,12 @@ func (s Status) Describe() string {
 	return fmt.Sprintf("%s: not installed (%s)", s.Name, s.Path)
 }
 
-// DirOf is Dir for the repository containing dir.
+// DirOf is the directory git runs hooks from for the repository
+// containing dir (gitx.Repo.HooksDir).
 func DirOf(ctx context.Context, dir string) (string, error) {
 	repo, err := gitx.Open(ctx, dir)
 	if err != nil {
 		return "", err
 	}
-	return Dir(ctx, repo)
+	return repo.HooksDir(ctx)
 }

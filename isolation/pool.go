@@ -311,7 +311,7 @@ func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan) (undo 
 	if p.branch == "" {
 		err = m.Git.CheckoutDetached(ctx, p.path, p.start)
 	} else {
-		err = m.Git.SwitchNoHooks(ctx, p.path, p.branch, !p.branchExists, p.start)
+		err = lk.SwitchNoHooks(ctx, p.path, p.branch, !p.branchExists, p.start)
 	}
 	return undo, true, err
 }

@@ -423,8 +423,7 @@ func (m *Manager) takeIn(ctx context.Context, lk *gitx.Locked, s *sandbox, bundl
 // hostTip is the commit the host holds for a sandbox's ref.
 func (m *Manager) hostTip(ctx context.Context, s *sandbox) (string, error) {
 	if s.ref == "HEAD" {
-		out, err := m.Git.Read(ctx, s.worktree, "rev-parse", "--verify", "HEAD^{commit}")
-		return strings.TrimSpace(out), err
+		return m.Git.WorktreeHead(ctx, s.worktree)
 	}
 	return m.Git.Commit(ctx, s.ref)
 }

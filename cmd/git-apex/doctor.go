@@ -87,7 +87,7 @@ func printFindings(c *cli.Context, findings []isolation.Finding) error {
 // hookFindings says whether the hooks are installed where git runs
 // hooks, and whether core.hooksPath shadows ones installed elsewhere.
 func hookFindings(c *cli.Context, m *isolation.Manager) []isolation.Finding {
-	dir, err := hooks.Dir(c.Context, m.Git)
+	dir, err := m.Git.HooksDir(c.Context)
 	if err != nil {
 		return []isolation.Finding{{Check: "hooks", Status: "problem", Detail: err.Error()}}
 	}
