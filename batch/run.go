@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/isolation"
@@ -268,7 +269,7 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 			cctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
-		return pl.m.ExecContainer(cctx, pl.container, isolation.ExecSpec{Cmd: argv, WorkDir: dir, Env: vars, Stdout: log, Stderr: log})
+		return pl.m.ExecContainer(cctx, pl.container, container.ExecSpec{Cmd: argv, WorkDir: dir, Env: vars, Stdout: log, Stderr: log})
 	}
 	for _, setup := range t.Setup {
 		fmt.Fprintf(log, "$ %s\n", setup)

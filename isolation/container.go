@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
@@ -46,9 +47,9 @@ var keptCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SE
 const runtimeAnswer = 3 * time.Second
 
 // runtime returns the container runtime, or why there is none.
-func (m *Manager) runtime(ctx context.Context) (Runtime, error) {
+func (m *Manager) runtime(ctx context.Context) (container.Runtime, error) {
 	if m.rt == nil && m.rtErr == nil {
-		rt, err := NewDockerRuntime()
+		rt, err := container.NewDockerRuntime()
 		if err == nil {
 			pctx, cancel := context.WithTimeout(ctx, runtimeAnswer)
 			_, err = rt.Version(pctx)
@@ -114,13 +115,13 @@ func containerUser(pol *policy.Policy) string {
 // object directories read-only, so that git works inside while nothing
 // run there can write what the host's git reads (its config, hooks,
 // refs, other worktrees) or git-apex's state. It keeps only keptCaps.
-func (m *Manager) containerSpec(s *sandbox, identity string, pol *policy.Policy, trusted bool) ContainerSpec {
+func (m *Manager) containerSpec(s *sandbox, identity string, pol *policy.Policy, trusted bool) container.ContainerSpec {
 	c := pol.Container
-	spec := ContainerSpec{
+	spec := container.ContainerSpec{
 		Name:   s.name,
 		Image:  c.Image,
 		Labels: map[string]string{labelEnv: identity, labelRepo: realPath(m.Git.CommonDir), labelLayout: layout},
-		Binds: []Bind{
+		Binds: []container.Bind{
 			{Source: s.worktree, Target: s.worktree},
 			{Source: s.gitfile(), Target: filepath.Join(s.worktree, ".git"), ReadOnly: true},
 			{Source: s.gitDir(), Target: sandboxGitDir},
@@ -136,7 +137,7 @@ func (m *Manager) containerSpec(s *sandbox, identity string, pol *policy.Policy,
 		Cmd:     []string{"sleep", "2147483647"},
 	}
 	for _, dir := range m.objectDirs() {
-		spec.Binds = append(spec.Binds, Bind{Source: dir, Target: dir, ReadOnly: true})
+		spec.Binds = append(spec.Binds, container.Bind{Source: dir, Target: dir, ReadOnly: true})
 	}
 	for path := range s.gitlinks() {
 		spec.Hidden = append(spec.Hidden, filepath.Join(s.worktree, filepath.FromSlash(path)))
@@ -152,7 +153,7 @@ func (m *Manager) containerSpec(s *sandbox, identity string, pol *policy.Policy,
 	}
 	if trusted {
 		for host, target := range c.Volumes {
-			spec.Binds = append(spec.Binds, Bind{Source: host, Target: target})
+			spec.Binds = append(spec.Binds, container.Bind{Source: host, Target: target})
 		}
 	}
 	return spec
@@ -244,7 +245,7 @@ func contained(env *state.Env) bool { return env.Mode == string(policy.Full) }
 
 // runningContainer returns the runtime with the container id running,
 // starting it if it stopped.
-func (m *Manager) runningContainer(ctx context.Context, id string) (Runtime, error) {
+func (m *Manager) runningContainer(ctx context.Context, id string) (container.Runtime, error) {
 	rt, err := m.runtime(ctx)
 	if err != nil {
 		return nil, err
@@ -334,23 +335,23 @@ func (m *Manager) SlotContainer(ctx context.Context, l *Lease, id policy.Identit
 // DropSlotContainer removes a batch task's container and its sandbox.
 // With keep (a failed task's slot kept as an env), the commits the task
 // made come back to the slot's HEAD first.
-func (m *Manager) DropSlotContainer(ctx context.Context, l *Lease, container string, id policy.Identity, keep bool) error {
+func (m *Manager) DropSlotContainer(ctx context.Context, l *Lease, ctr string, id policy.Identity, keep bool) error {
 	s := m.sandboxFor(id.String(), l.Path(), "")
 	rt, err := m.runtime(ctx)
 	if err != nil {
 		return err
 	}
 	if keep {
-		b, err := m.bringBack(ctx, nil, rt, container, s)
+		b, err := m.bringBack(ctx, nil, rt, ctr, s)
 		if err != nil {
 			m.warnf("%s: %v", id, err)
 		}
 		m.sandboxReport(id.String(), "", b)
 	}
-	return errors.Join(rt.Remove(ctx, container), os.RemoveAll(s.dir))
+	return errors.Join(rt.Remove(ctx, ctr), os.RemoveAll(s.dir))
 }
 
 // ExecContainer runs a command in a container and returns its exit code.
-func (m *Manager) ExecContainer(ctx context.Context, id string, spec ExecSpec) (int, error) {
+func (m *Manager) ExecContainer(ctx context.Context, id string, spec container.ExecSpec) (int, error) {
 	return m.rt.Exec(ctx, id, spec)
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
@@ -64,7 +65,7 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 		}
 		cmd = []string{pol.Container.Shell}
 	}
-	spec := ExecSpec{Cmd: cmd, WorkDir: env.Path, TTY: r.TTY, Stdin: r.Stdin, Stdout: r.Stdout, Stderr: r.Stderr,
+	spec := container.ExecSpec{Cmd: cmd, WorkDir: env.Path, TTY: r.TTY, Stdin: r.Stdin, Stdout: r.Stdout, Stderr: r.Stderr,
 		Env: ApexVars(env)}
 	if r.TTY {
 		spec.Env = append(spec.Env, "TERM="+os.Getenv("TERM"))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
@@ -13,7 +14,7 @@ import (
 
 // RuntimeReport says whether a container runtime answers, for init.
 func RuntimeReport(ctx context.Context) string {
-	rt, err := NewDockerRuntime()
+	rt, err := container.NewDockerRuntime()
 	if err == nil {
 		defer rt.Close()
 		pctx, cancel := context.WithTimeout(ctx, runtimeAnswer)

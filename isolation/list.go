@@ -9,6 +9,7 @@ import (
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
 
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/state"
 )
@@ -77,7 +78,7 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 	if err != nil {
 		return err
 	}
-	var rt Runtime
+	var rt container.Runtime
 	for _, e := range live {
 		if e.Mode == string(policy.Full) {
 			rt, _ = m.runtime(ctx)

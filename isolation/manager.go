@@ -1,7 +1,10 @@
 // Package isolation makes, finds, heals and removes environments. It
-// holds the providers, one per mode (worktree and shared; full falls back
-// to worktree until containers arrive), and the lifecycles that drive them
-// from the state store, the policy and git.
+// holds the providers, one per mode (full: a worktree, a container and a
+// private git directory; worktree; shared), the lifecycles that drive
+// them from the state store, the policy and git, the warm pool, merged
+// sweeps and gc, doctor's checks and crash recovery. It runs git only
+// through gitx, speaks SQL only through state, and reaches containers
+// only through the container package's Runtime.
 package isolation
 
 import (
@@ -13,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
@@ -41,8 +45,8 @@ type Manager struct {
 	policy    *policy.Policy // loaded on first use
 	policyErr error
 
-	rt    Runtime // the container runtime, connected on first use
-	rtErr error   // why there is none
+	rt    container.Runtime // the container runtime, connected on first use
+	rtErr error             // why there is none
 }
 
 // trustStore opens the user's approvals.

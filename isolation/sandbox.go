@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/gitx"
 )
 
@@ -317,7 +318,7 @@ type broughtBack struct {
 // the host: fast-forward only, anything else kept under refs/apex/kept/.
 // It takes the repository lock for the update unless lk is held already.
 // It costs one file read when the sandbox's tip did not move.
-func (m *Manager) bringBack(ctx context.Context, lk *gitx.Locked, rt Runtime, container string, s *sandbox) (broughtBack, error) {
+func (m *Manager) bringBack(ctx context.Context, lk *gitx.Locked, rt container.Runtime, ctr string, s *sandbox) (broughtBack, error) {
 	last := s.loadSynced()
 	if tip, ok := s.peek(); ok && tip == last.private {
 		return broughtBack{}, nil
@@ -334,7 +335,7 @@ func (m *Manager) bringBack(ctx context.Context, lk *gitx.Locked, rt Runtime, co
 	}
 	split := &firstLine{rest: out}
 	var stderr bytes.Buffer
-	code, err := rt.Exec(ctx, container, ExecSpec{Cmd: []string{"sh", "-c", exportScript, "export", s.ref, host},
+	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", exportScript, "export", s.ref, host},
 		WorkDir: s.worktree, Env: sandboxEnv(s), Stdout: split, Stderr: &stderr})
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -432,7 +433,7 @@ func (m *Manager) hostTip(ctx context.Context, s *sandbox) (string, error) {
 // it (commits made on the host, a rebase there) and the container has
 // not moved it since the last exchange. It costs a git process and a
 // file read when nothing moved.
-func (m *Manager) sendOver(ctx context.Context, rt Runtime, container string, s *sandbox) error {
+func (m *Manager) sendOver(ctx context.Context, rt container.Runtime, ctr string, s *sandbox) error {
 	last := s.loadSynced()
 	host, err := m.hostTip(ctx, s)
 	if err != nil || host == last.host {
@@ -449,7 +450,7 @@ func (m *Manager) sendOver(ctx context.Context, rt Runtime, container string, s 
 			strings.Join(strays, ", "), s.name)
 	}
 	var stderr bytes.Buffer
-	code, err := rt.Exec(ctx, container, ExecSpec{Cmd: []string{"sh", "-c", importScript, "import", s.ref, host, last.private},
+	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", importScript, "import", s.ref, host, last.private},
 		WorkDir: s.worktree, Env: sandboxEnv(s), Stdout: io.Discard, Stderr: &stderr})
 	switch {
 	case err != nil:

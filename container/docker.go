@@ -1,4 +1,9 @@
-package isolation
+// Package container is the container engine behind full isolation: the
+// Runtime interface and its Docker Engine adapter. It is the only package
+// that imports the Docker client; it knows nothing of environments,
+// policies or git, only of containers to make, inspect, exec in and
+// remove.
+package container
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package isolation
+package container
 
 import (
 	"crypto/sha256"
