@@ -9,15 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
@@ -261,7 +260,8 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 	env := append(gitx.CleanEnv(), vars...)
 	run := func(timeout time.Duration, argv ...string) (int, error) {
 		if pl.container == "" {
-			return r.command(ctx, timeout, dir, env, log, argv[0], argv[1:]...)
+			return hostexec.Run(ctx, hostexec.Command{Argv: argv, Dir: dir, Env: env, Stdout: log, Stderr: log,
+				Timeout: timeout, Grace: r.opts.Grace})
 		}
 		cctx := ctx
 		if timeout > 0 {
@@ -288,52 +288,6 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 		return "failed", code, nil
 	}
 	return "passed", 0, nil
-}
-
-// command runs one process group to the end, its timeout or ctx's.
-func (r *runner) command(ctx context.Context, timeout time.Duration, dir string, env []string, log io.Writer, name string, args ...string) (int, error) {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return -1, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case err = <-done:
-		case <-time.After(r.opts.Grace):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			err = <-done
-		}
-		return exitStatus(err), ctx.Err()
-	}
-	return exitStatus(err), nil
-}
-
-// exitStatus is a finished process's exit code; 128+n for signal n.
-func exitStatus(err error) int {
-	var exit *exec.ExitError
-	if err == nil {
-		return 0
-	}
-	if !errors.As(err, &exit) {
-		return -1
-	}
-	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return exit.ExitCode()
 }
 
 // repoManager returns the manager of a task's repository: this one, or a

@@ -3,14 +3,13 @@ package isolation
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
@@ -53,21 +52,13 @@ func (m *Manager) runCommands(ctx context.Context, env *state.Env, dir, key stri
 	for _, command := range commands {
 		m.notef("%s: running %s: %s", env.Identity, key, command)
 		tail := &tailBuffer{max: 2048}
-		cmd := exec.CommandContext(ctx, "sh", "-c", command)
-		cmd.Dir, cmd.Env = dir, commandEnv(env)
-		cmd.Stdin = nil
-		cmd.Stdout = io.MultiWriter(m.opts.Stderr, tail)
-		cmd.Stderr = cmd.Stdout
-		err := cmd.Run()
+		out := io.MultiWriter(m.opts.Stderr, tail)
+		status, err := hostexec.Run(ctx, hostexec.Command{Argv: []string{"sh", "-c", command}, Dir: dir, Env: commandEnv(env),
+			Stdout: out, Stderr: out})
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err != nil {
-			status := -1
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				status = exit.ExitCode()
-			}
+		if err != nil || status != 0 {
 			return &CommandError{Key: key, Command: command, Status: status, Tail: tail.String()}
 		}
 	}

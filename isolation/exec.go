@@ -2,16 +2,14 @@ package isolation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"syscall"
-	"time"
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
@@ -80,26 +78,16 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 	return code, err
 }
 
-// runLocal runs a command in the env's directory on the host. An
-// interrupt reaches it as SIGINT; it is killed if it lingers.
+// runLocal runs a command in the env's directory on the host, in the
+// foreground (it may be an interactive shell). An interrupt reaches it as
+// SIGINT; it is killed if it lingers.
 func runLocal(ctx context.Context, env *state.Env, argv []string, r ExecRequest) (int, error) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = env.Path
-	cmd.Env = commandEnv(env)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.Stdin, r.Stdout, r.Stderr
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &exit) && exit.ExitCode() >= 0:
-		return exit.ExitCode(), ctx.Err()
-	case errors.As(err, &exit):
-		return 128 + int(exit.Sys().(syscall.WaitStatus).Signal()), ctx.Err()
+	code, err := hostexec.Run(ctx, hostexec.Command{Argv: argv, Dir: env.Path, Env: commandEnv(env),
+		Stdin: r.Stdin, Stdout: r.Stdout, Stderr: r.Stderr, Foreground: true, Stop: syscall.SIGINT})
+	if err != nil && ctx.Err() == nil {
+		return -1, fmt.Errorf("cannot run %s in %s: %w", argv[0], env.Identity, err)
 	}
-	return -1, fmt.Errorf("cannot run %s in %s: %w", argv[0], env.Identity, err)
+	return code, err
 }
 
 // ensureContainer returns a running container for a full env: it starts

@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
@@ -323,17 +322,11 @@ func (m *Manager) topUpPool() {
 	if err != nil {
 		return
 	}
-	args := []string{"pool", "warm"}
+	argv := []string{self, "pool", "warm"}
 	if m.opts.PolicyFile != "" {
-		args = append([]string{"--policy", m.opts.PolicyFile}, args...)
+		argv = []string{self, "--policy", m.opts.PolicyFile, "pool", "warm"}
 	}
-	cmd := exec.Command(self, args...)
-	cmd.Dir = m.Git.MainRoot()
-	cmd.Env = gitx.CleanEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if cmd.Start() == nil {
-		cmd.Process.Release()
-	}
+	hostexec.Detach(argv, m.Git.MainRoot(), gitx.CleanEnv())
 }
 
 // KeepSlot takes a leased slot out of the pool and records it as a
