@@ -85,10 +85,18 @@ type Changes struct {
 	Staged    int // changes in the index
 	Modified  int // changes in the working tree, unmerged paths included
 	Untracked int // untracked files and directories
+	Deleted   int // of Modified, tracked files gone from the working tree
 }
 
 // Dirty reports whether anything would be lost by deleting the tree.
 func (c Changes) Dirty() bool { return c.Staged+c.Modified+c.Untracked > 0 }
+
+// OnlyDeleted reports whether the only changes are tracked files gone
+// from the working tree, as a `git worktree remove` cut short leaves it:
+// their content is still in the commit.
+func (c Changes) OnlyDeleted() bool {
+	return c.Staged == 0 && c.Untracked == 0 && c.Modified == c.Deleted
+}
 
 func (c Changes) String() string {
 	var parts []string
@@ -205,6 +213,9 @@ func parseStatusV2(out string) Standing {
 				}
 				if f[3] != '.' {
 					s.Modified++
+				}
+				if f[3] == 'D' {
+					s.Deleted++
 				}
 			}
 			if f[0] == '2' {

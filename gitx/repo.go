@@ -110,11 +110,11 @@ var envConfig = []string{"-c", "core.hooksPath=" + os.DevNull, "-c", "submodule.
 
 // run is the one exec path: every git process starts here.
 func run(ctx context.Context, c command) (string, error) {
-	args := append(safeConfig[:len(safeConfig):len(safeConfig)], c.args...)
+	args := safeConfig[:len(safeConfig):len(safeConfig)]
 	if c.inEnv {
-		args = append(append(safeConfig[:len(safeConfig):len(safeConfig)], envConfig...), c.args...)
+		args = append(args, envConfig...)
 	}
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", append(args, c.args...)...)
 	// Interrupted, git gets SIGTERM, so it removes its lock files; a hook
 	// it started may still hold its output open, so stop waiting after a
 	// while (then it is killed).

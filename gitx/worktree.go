@@ -239,15 +239,11 @@ func (l *Locked) DeleteRef(ctx context.Context, ref string) error {
 }
 
 // MoveIndex brings the index of the working tree at dir from commit from
-// to commit to, as a fast-forward would, leaving the files alone; when
-// staged changes there stand in the way, the index is set to to's tree
-// and reset reports it.
-func (l *Locked) MoveIndex(ctx context.Context, dir, from, to string) (reset bool, err error) {
-	if _, err := l.runIn(ctx, dir, "read-tree", "-m", from, to); err == nil {
-		return false, nil
-	}
-	_, err = l.runIn(ctx, dir, "read-tree", to)
-	return true, err
+// to commit to, as a fast-forward would, leaving the files alone. It
+// fails, changing nothing, when staged changes there stand in the way.
+func (l *Locked) MoveIndex(ctx context.Context, dir, from, to string) error {
+	_, err := l.runIn(ctx, dir, "read-tree", "-m", from, to)
+	return err
 }
 
 // GitfileProblem checks the .git file of the linked worktree at path: it

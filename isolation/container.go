@@ -272,24 +272,20 @@ func (m *Manager) bringBackEnv(ctx context.Context, lk *gitx.Locked, env *state.
 	if !contained(env) || !env.Live() || env.Container == "" || !s.exists() {
 		return broughtBack{}, nil
 	}
-	if tip, ok := s.peek(); ok && tip == s.loadSynced().private {
+	if s.unchanged() {
 		return broughtBack{}, nil
 	}
 	if problem := m.Git.GitfileProblem(env.Path); problem != "" {
 		return broughtBack{}, gitfileRefusal(env, problem)
 	}
-	rt, err := m.runningContainer(ctx, env.Container)
-	if err != nil {
-		return broughtBack{}, err
-	}
-	b, err := m.bringBack(ctx, lk, rt, env.Container, s)
+	b, err := m.bringBack(ctx, lk, env.Container, s)
 	if err != nil {
 		return b, err
 	}
 	m.sandboxReport(env.Identity, env.Branch, b)
 	switch {
 	case b.Kept != "":
-		err = m.Store.Record(ctx, env, "kept", "the container's commits, not a fast-forward, as "+b.Kept)
+		err = m.Store.Record(ctx, env, "kept", b.Why+" as "+b.Kept)
 	case b.To != "":
 		err = m.Store.Record(ctx, env, "synced", fmt.Sprintf("%s..%s from the container", short(b.From), short(b.To)))
 	}
@@ -342,7 +338,7 @@ func (m *Manager) DropSlotContainer(ctx context.Context, l *Lease, ctr string, i
 		return err
 	}
 	if keep {
-		b, err := m.bringBack(ctx, nil, rt, ctr, s)
+		b, err := m.bringBack(ctx, nil, ctr, s)
 		if err != nil {
 			m.warnf("%s: %v", id, err)
 		}

@@ -160,8 +160,8 @@ func (m *Manager) checkContainers(ctx context.Context, envs []*state.Env, fix bo
 // state.DamagedError): it moves the database aside, keeping it for
 // whoever wants to look, and makes a new one with what git still knows:
 // the worktrees under the environment root whose directory names are
-// identities become worktree environments again, and the worktrees under
-// the pool's directory idle slots. Links, the event log and the
+// identities become worktree environments again, and the clean worktrees
+// under the pool's directory idle slots. Links, the event log and the
 // containers of full environments cannot be read back from git; the
 // findings say so, and name the worktrees it could not adopt.
 func RebuildState(ctx context.Context, dir string, opts Options) ([]Finding, error) {
@@ -201,6 +201,13 @@ func RebuildState(ctx context.Context, dir string, opts Options) ([]Finding, err
 		switch {
 		case wt.Prunable:
 		case within(wt.Path, m.poolDir()):
+			// A slot is reset when leased: one with changes (a failed batch
+			// task kept with --keep-failed) is not made a slot again.
+			if changes, err := lk.Status(ctx, wt.Path, true); err != nil || changes.Dirty() {
+				out = append(out, Finding{Check: "worktree " + wt.Path, Status: "problem",
+					Detail: "not rebuilt as a pool slot: it has changes (a failed batch task kept with --keep-failed?); look inside, then `git worktree remove` it"})
+				continue
+			}
 			if _, err := m.Store.AddSlot(ctx, wt.Path, wt.Head, 0, 0); err != nil {
 				return nil, err
 			}

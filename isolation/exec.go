@@ -123,7 +123,8 @@ func (m *Manager) ensureContainer(ctx context.Context, env *state.Env) (string, 
 		return "", err
 	}
 	if fresh != nil && fresh.Container != env.Container {
-		return fresh.Container, nil // made again meanwhile
+		env.Container = fresh.Container // made again meanwhile: the exchange after the command uses it
+		return fresh.Container, nil
 	}
 	return m.remakeContainer(ctx, env)
 }

@@ -90,7 +90,7 @@ func (m *Manager) orphans(ctx context.Context, pol *policy.Policy, opts GCOption
 		return nil, err
 	}
 	if !opts.DryRun {
-		if err := m.healAll(ctx, lk, envs, worktrees); err != nil {
+		if _, err := m.healAll(ctx, lk, envs, worktrees); err != nil {
 			return nil, err
 		}
 	}

@@ -156,9 +156,11 @@ func droppedNote(aliases []string) string {
 
 // healAll heals every live env against one worktree listing. Given the
 // repository lock as held (nil when not), it takes the lock itself only
-// when an env turns out to be gone: the lock is not reentrant.
-func (m *Manager) healAll(ctx context.Context, held *gitx.Locked, envs []*state.Env, worktrees []gitx.Worktree) error {
+// when an env turns out to be gone: the lock is not reentrant. It returns,
+// by env ID, why git must not run in an env's worktree (see heal).
+func (m *Manager) healAll(ctx context.Context, held *gitx.Locked, envs []*state.Env, worktrees []gitx.Worktree) (map[int64]string, error) {
 	lk := held
+	refused := map[int64]string{}
 	defer func() {
 		if lk != nil && lk != held {
 			lk.Unlock()
@@ -168,12 +170,16 @@ func (m *Manager) healAll(ctx context.Context, held *gitx.Locked, envs []*state.
 		if env.Live() && env.Mode != string(policy.Shared) && !exists(env.Path) && lk == nil {
 			var err error
 			if lk, err = m.lock(ctx); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		if _, _, err := m.heal(ctx, lk, env, worktrees); err != nil && exitcode.Of(err) != exitcode.Refused {
-			return err
+		_, _, err := m.heal(ctx, lk, env, worktrees)
+		switch {
+		case err != nil && exitcode.Of(err) == exitcode.Refused:
+			refused[env.ID] = err.Error()
+		case err != nil:
+			return nil, err
 		}
 	}
-	return nil
+	return refused, nil
 }

@@ -23,9 +23,11 @@ type intent struct {
 	Start     string `json:"start,omitempty"`      // start: the commit it starts from
 	// DeleteBranch is set on a removal that deletes the branch (checked
 	// before the intent was written).
-	DeleteBranch bool  `json:"delete_branch,omitempty"`
-	PID          int   `json:"pid"`
-	PIDStart     int64 `json:"pid_start"`
+	DeleteBranch bool `json:"delete_branch,omitempty"`
+	// Force is set on a removal that discards uncommitted work.
+	Force    bool  `json:"force,omitempty"`
+	PID      int   `json:"pid"`
+	PIDStart int64 `json:"pid_start"`
 
 	file string // where it is written
 }

@@ -41,7 +41,8 @@ func (m *Manager) List(ctx context.Context, all bool) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.healAll(ctx, nil, envs, worktrees); err != nil {
+	refused, err := m.healAll(ctx, nil, envs, worktrees)
+	if err != nil {
 		return nil, err
 	}
 	links, err := m.Store.Links(ctx)
@@ -51,7 +52,7 @@ func (m *Manager) List(ctx context.Context, all bool) ([]Listed, error) {
 	var listed []Listed
 	for _, env := range envs {
 		if all || env.Live() {
-			listed = append(listed, Listed{Env: env, Links: links[env.ID]})
+			listed = append(listed, Listed{Env: env, Links: links[env.ID], Problem: refused[env.ID]})
 		}
 	}
 	return listed, m.describe(ctx, listed)
@@ -103,9 +104,8 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 					}
 				}
 			}
-			if problem := m.Git.GitfileProblem(l.Env.Path); problem != "" {
-				l.Problem = problem + "; `git apex doctor --fix` restores it"
-				return nil
+			if l.Problem != "" {
+				return nil // healing found git must not run there
 			}
 			st, err := m.Git.StatusAgainst(ctx, l.Env.Path, gitx.StatusOptions{Branch: l.Env.Branch, Base: l.Env.Base,
 				BaseIsLocal: baseIsLocal, Contained: contained(l.Env)})
@@ -134,7 +134,7 @@ func (m *Manager) Path(ctx context.Context, identity string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := m.healAll(ctx, nil, []*state.Env{env}, worktrees); err != nil {
+	if _, err := m.healAll(ctx, nil, []*state.Env{env}, worktrees); err != nil {
 		return "", err
 	}
 	if !env.Live() {

@@ -33,26 +33,28 @@ import (
 // The caller holds the repository lock.
 func (m *Manager) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) ([]Finding, error) {
 	var out []Finding
-	report := func(check, detail string, fixed bool, err error) {
+	// clear reports a leftover and, with fix, clears it with fn.
+	clear := func(check, detail string, fn func() error) {
 		switch {
-		case err != nil:
-			out = append(out, Finding{Check: check, Status: "problem", Detail: detail + "; cannot clear it: " + err.Error()})
-		case fixed:
-			out = append(out, Finding{Check: check, Status: "fixed", Detail: detail + "; cleared"})
-		default:
+		case !fix:
 			out = append(out, Finding{Check: check, Status: "problem", Detail: detail + "; `git apex doctor --fix` clears it"})
+		default:
+			if err := fn(); err != nil {
+				out = append(out, Finding{Check: check, Status: "problem", Detail: detail + "; cannot clear it: " + err.Error()})
+			} else {
+				out = append(out, Finding{Check: check, Status: "fixed", Detail: detail + "; cleared"})
+			}
 		}
 	}
 	// git's lock files first: the repairs below run git.
 	for _, lock := range staleGitLocks(m.Git.CommonDir) {
-		report("git lock", lock+" is held by no process: a killed git left it", fix, ifFix(fix, func() error { return os.Remove(lock) }))
+		clear("git lock", lock+" is held by no process: a killed git left it", func() error { return os.Remove(lock) })
 	}
 	// An intent half written: its process was killed before it changed
 	// anything (intents are written under the lock this holds).
 	halfWritten, _ := filepath.Glob(filepath.Join(m.intentDir(), "*.tmp"))
 	for _, tmp := range halfWritten {
-		report("intent "+filepath.Base(tmp), "an intent whose writing was cut short, before anything was done", fix,
-			ifFix(fix, func() error { return os.Remove(tmp) }))
+		clear("intent "+filepath.Base(tmp), "an intent whose writing was cut short, before anything was done", func() error { return os.Remove(tmp) })
 	}
 	intents, err := m.orphanIntents()
 	if err != nil {
@@ -60,20 +62,22 @@ func (m *Manager) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool)
 	}
 	for _, in := range intents {
 		what := fmt.Sprintf("a %s of %s was cut short (process %d is gone)", in.Op, in.Identity, in.PID)
-		if !fix {
-			report(in.Identity, what, false, nil)
-			continue
-		}
-		err := m.recoverIntent(ctx, lk, in)
-		if err == nil {
+		clear(in.Identity, what, func() error {
+			kept, err := m.recoverIntent(ctx, lk, in)
+			if err != nil {
+				return err
+			}
 			in.done()
-		}
-		report(in.Identity, what, true, err)
+			if kept != "" {
+				out = append(out, Finding{Check: in.Identity, Status: "problem", Detail: "kept " + kept})
+			}
+			return nil
+		})
 	}
 	if _, err := m.reclaim(ctx, lk); err != nil {
 		return nil, err
 	}
-	worktrees, err := lk.Worktrees(ctx)
+	worktrees, envs, err := m.snapshot(ctx, lk)
 	if err != nil {
 		return nil, err
 	}
@@ -81,105 +85,110 @@ func (m *Manager) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool)
 	if err != nil {
 		return nil, err
 	}
-	isSlot := map[string]bool{}
+	// Pool worktrees are slots, or envs a batch kept where they were
+	// (--keep-failed): those hold a failed task's output.
+	owned := map[string]bool{}
 	for _, s := range slots {
-		isSlot[realPath(s.Path)] = true
+		owned[realPath(s.Path)] = true
+	}
+	for _, e := range envs {
+		owned[realPath(e.Path)] = true
 	}
 	registered := map[string]bool{}
 	for _, wt := range worktrees[1:] {
 		registered[realPath(wt.Path)] = true
 		switch {
-		case within(wt.Path, m.poolDir()) && !isSlot[realPath(wt.Path)]:
-			detail := "a pool worktree that no slot records (a killed `pool warm` or pooled start)"
-			report("worktree "+wt.Path, detail, fix, ifFix(fix, func() error { return lk.DropWorktree(ctx, wt.Path) }))
+		case within(wt.Path, m.poolDir()) && !owned[realPath(wt.Path)]:
+			clear("worktree "+wt.Path, "a pool worktree that no slot records (a killed `pool warm` or pooled start)",
+				func() error { return lk.DropWorktree(ctx, wt.Path) })
 		case wt.Locked && wt.LockReason == "initializing" && wt.Prunable:
-			detail := "git's registration of a worktree whose `git worktree add` was killed"
-			report("worktree "+wt.Path, detail, fix, ifFix(fix, func() error { return lk.DropWorktree(ctx, wt.Path) }))
+			clear("worktree "+wt.Path, "git's registration of a worktree whose `git worktree add` was killed",
+				func() error { return lk.DropWorktree(ctx, wt.Path) })
 		}
 	}
 	// Directories in the pool that are no worktree: a killed add's.
 	if entries, err := os.ReadDir(m.poolDir()); err == nil {
 		for _, e := range entries {
 			path := filepath.Join(m.poolDir(), e.Name())
-			if !registered[realPath(path)] && !isSlot[realPath(path)] {
-				report("pool "+path, "a pool directory that is no worktree", fix, ifFix(fix, func() error { return os.RemoveAll(path) }))
+			if !registered[realPath(path)] && !owned[realPath(path)] {
+				clear("pool "+path, "a pool directory that is no worktree", func() error { return os.RemoveAll(path) })
 			}
 		}
 	}
-	sandboxes, err := m.orphanSandboxes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, dir := range sandboxes {
-		report("sandbox "+filepath.Base(dir), "a container's private git directory that no environment owns", fix,
-			ifFix(fix, func() error { return os.RemoveAll(dir) }))
+	for _, dir := range m.orphanSandboxes(ctx, envs) {
+		clear("sandbox "+filepath.Base(dir), "a container's private git directory that no environment owns", func() error { return os.RemoveAll(dir) })
 	}
 	return out, nil
 }
 
-// ifFix runs fn when fix is set.
-func ifFix(fix bool, fn func() error) error {
-	if !fix {
-		return nil
-	}
-	return fn()
-}
-
 // recoverIntent undoes a start or finishes a removal that a killed
-// process left half done.
-func (m *Manager) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent) error {
+// process left half done; kept says what it left in place, and why.
+func (m *Manager) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent) (kept string, err error) {
 	env, err := m.Store.Live(ctx, in.Identity)
 	if err != nil {
-		return err
+		return "", err
 	}
 	recorded := env != nil && realPath(env.Path) == realPath(in.Path)
 	switch {
 	case in.Op == "start" && recorded:
-		return nil // the env was made and recorded: nothing to undo
+		return "", nil // the env was made and recorded: nothing to undo
 	case in.Op == "remove" && !recorded:
-		return nil // the removal was recorded
+		return "", nil // the removal was recorded
 	case in.Op == "remove":
 		return m.finishRemoval(ctx, lk, env, in)
 	}
 	// A start that was not recorded: its path did not exist before it
 	// (start refuses a path that does), and holds only what git checked
-	// out.
+	// out (copying and setup come after the record).
 	if err := lk.DropWorktree(ctx, in.Path); err != nil {
-		return err
+		return "", err
 	}
 	if in.NewBranch {
 		if refs, err := lk.Refs(ctx, "refs/heads/"+in.Branch); err == nil && refs["refs/heads/"+in.Branch].Hash == in.Start {
 			if err := lk.DeleteBranchAt(ctx, in.Branch, in.Start); err != nil {
-				return err
+				return "", err
 			}
 		}
 	}
-	return m.dropContainerOf(ctx, in.Identity)
+	return "", m.dropContainerOf(ctx, in.Identity)
 }
 
-// finishRemoval completes a removal whose checks had passed when its
-// process was killed: what is left of the worktree goes, then the branch
-// when it was to be deleted, then the record.
-func (m *Manager) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.Env, in *intent) error {
+// finishRemoval completes a removal whose process was killed: what is
+// left of the worktree goes, then the branch when it was to be deleted,
+// then the record. Whether the worktree was clean is checked by `git
+// worktree remove` itself, after the intent is written; so unless the
+// removal was forced, a worktree still whole is checked again here, and
+// one with work in it (anything but files that git had begun to delete)
+// stays, and so does the env: kept says why.
+func (m *Manager) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.Env, in *intent) (kept string, err error) {
+	if env.Mode != "shared" && !in.Force && m.Git.GitfileProblem(env.Path) == "" {
+		changes, err := lk.Status(ctx, env.Path, contained(env))
+		if err != nil {
+			return "", err
+		}
+		if !changes.OnlyDeleted() {
+			return fmt.Sprintf("%s, which has %s files: the removal had not passed its check", env.Identity, changes), nil
+		}
+	}
 	if contained(env) {
 		if err := m.dropContainerOf(ctx, env.Identity); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if env.Mode != "shared" {
 		if err := lk.DropWorktree(ctx, env.Path); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if in.DeleteBranch && in.Branch != "" {
 		if refs, err := lk.Refs(ctx, "refs/heads/"+in.Branch); err == nil && len(refs) > 0 {
 			if err := lk.DeleteBranch(ctx, in.Branch); err != nil {
-				return err
+				return "", err
 			}
 		}
 	}
-	_, err := m.Store.Destroy(ctx, env, "removed", "finished by doctor after the removing process was killed")
-	return err
+	_, err = m.Store.Destroy(ctx, env, "removed", "finished by doctor after the removing process was killed")
+	return "", err
 }
 
 // dropContainerOf removes identity's container and sandbox when no live
@@ -197,16 +206,12 @@ func (m *Manager) dropContainerOf(ctx context.Context, identity string) error {
 	return os.RemoveAll(s.dir)
 }
 
-// orphanSandboxes are the sandboxes no live full env owns and no
+// orphanSandboxes are the sandboxes no live full env of envs owns and no
 // container uses.
-func (m *Manager) orphanSandboxes(ctx context.Context) ([]string, error) {
+func (m *Manager) orphanSandboxes(ctx context.Context, envs []*state.Env) []string {
 	entries, err := os.ReadDir(filepath.Join(m.Git.ApexDir(), "sandbox"))
 	if err != nil {
-		return nil, nil
-	}
-	envs, err := m.Store.Envs(ctx, false)
-	if err != nil {
-		return nil, err
+		return nil
 	}
 	owned := map[string]bool{}
 	for _, e := range envs {
@@ -227,13 +232,13 @@ func (m *Manager) orphanSandboxes(ctx context.Context) ([]string, error) {
 		}
 		out = append(out, filepath.Join(m.Git.ApexDir(), "sandbox", e.Name()))
 	}
-	return out, nil
+	return out
 }
 
 // staleGitLocks lists git's lock files in the common dir (its own, and
-// under refs/ and worktrees/) that no process has open: git keeps a lock
-// file open while it holds it, so one nobody has open was left by a git
-// that was killed.
+// under refs/ and worktrees/), and its packed-refs.new, that no process
+// has open: git keeps them open while it holds them, so one nobody has
+// open was left by a git that was killed.
 func staleGitLocks(commonDir string) []string {
 	var locks []string
 	filepath.WalkDir(commonDir, func(path string, d os.DirEntry, err error) error {
@@ -245,7 +250,9 @@ func staleGitLocks(commonDir string) []string {
 		if d.IsDir() && rel != "." && top != "refs" && top != "worktrees" && top != "logs" {
 			return filepath.SkipDir
 		}
-		if !d.IsDir() && strings.HasSuffix(path, ".lock") && top != "apex" {
+		// packed-refs.new is the temporary file git writes packed refs to
+		// while it holds packed-refs.lock.
+		if !d.IsDir() && (strings.HasSuffix(path, ".lock") || rel == "packed-refs.new") && top != "apex" {
 			locks = append(locks, path)
 		}
 		return nil

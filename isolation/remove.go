@@ -145,7 +145,7 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 			m.warnf("%v; removing anyway (--force)", err)
 		}
 	}
-	in := &intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch}
+	in := &intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch, Force: opts.Force}
 	if env.Live() && (removeTree || deleteBranch) {
 		if err := m.writeIntent(in); err != nil {
 			return nil, err

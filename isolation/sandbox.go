@@ -92,10 +92,11 @@ func (m *Manager) makeSandbox(ctx context.Context, s *sandbox, tip, owner string
 			return err
 		}
 	}
-	config := "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
-	if len(tip) == 64 {
-		config = "[core]\n\trepositoryformatversion = 1\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n[extensions]\n\tobjectformat = sha256\n"
+	version, extensions := 0, ""
+	if len(tip) == 64 { // a SHA-256 repository
+		version, extensions = 1, "[extensions]\n\tobjectformat = sha256\n"
 	}
+	config := fmt.Sprintf("[core]\n\trepositoryformatversion = %d\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n%s", version, extensions)
 	head := tip + "\n"
 	if s.ref != "HEAD" {
 		head = "ref: " + s.ref + "\n"
@@ -308,20 +309,31 @@ git update-ref --no-deref "$1" "$2" "$3"`
 
 // broughtBack says what an exchange brought from a sandbox.
 type broughtBack struct {
-	From, To string   // the host's tip before and after, when it moved
-	Kept     string   // the ref a commit that was not a fast-forward is kept under
-	Strays   []string // or that added these submodules, which the container could redirect
-	Reset    bool     // staged changes in the host's index were reset to the new tip
+	From, To string // the host's tip before and after, when it moved
+	Kept     string // the ref commits that could not move the branch are kept under
+	Why      string // why they could not, ending in what was kept ("kept it", "kept them")
+}
+
+// unchanged reports whether the sandbox's tip is where the last exchange
+// left it: one file read, no runtime, no git.
+func (s *sandbox) unchanged() bool {
+	tip, ok := s.peek()
+	return ok && tip == s.loadSynced().private
 }
 
 // bringBack brings the commits a container made on its sandbox's ref to
-// the host: fast-forward only, anything else kept under refs/apex/kept/.
-// It takes the repository lock for the update unless lk is held already.
-// It costs one file read when the sandbox's tip did not move.
-func (m *Manager) bringBack(ctx context.Context, lk *gitx.Locked, rt container.Runtime, ctr string, s *sandbox) (broughtBack, error) {
-	last := s.loadSynced()
-	if tip, ok := s.peek(); ok && tip == last.private {
+// the host, by fast-forward only: commits that are not a fast-forward,
+// that add submodules, or that the host's staged changes stand in the way
+// of, are kept under refs/apex/kept/ instead. It takes the repository
+// lock for the update unless lk is held already. When the sandbox's tip
+// did not move it costs one file read, and needs no runtime.
+func (m *Manager) bringBack(ctx context.Context, lk *gitx.Locked, ctr string, s *sandbox) (broughtBack, error) {
+	if s.unchanged() {
 		return broughtBack{}, nil
+	}
+	rt, err := m.runningContainer(ctx, ctr)
+	if err != nil {
+		return broughtBack{}, err
 	}
 	host, err := m.hostTip(ctx, s)
 	if err != nil {
@@ -383,42 +395,44 @@ func (m *Manager) takeIn(ctx context.Context, lk *gitx.Locked, s *sandbox, bundl
 	} else if _, err := m.Git.Commit(ctx, tip); err != nil {
 		return res, fmt.Errorf("cannot take the container's commits: it names %s, which the repository does not have", short(tip))
 	}
-	ahead, err := m.Git.IsAncestor(ctx, host, tip)
+	if held, err := m.Git.IsAncestor(ctx, tip, host); err != nil || held {
+		return res, errors.Join(err, s.saveSynced(host, tip)) // the host has it all
+	}
+	var err error
+	res.Why, err = m.whyNotForward(ctx, lk, s, host, tip)
 	if err != nil {
 		return res, err
 	}
-	behind := !ahead
-	if behind {
-		if behind, err = m.Git.IsAncestor(ctx, tip, host); err != nil {
-			return res, err
-		}
-	}
-	var strays []string
-	if ahead && tip != host {
-		if strays, err = m.unprotected(ctx, s, tip); err != nil {
-			return res, err
-		}
-		ahead = len(strays) == 0
-	}
-	switch {
-	case tip == host || behind:
-		// Nothing the host lacks.
-	case ahead:
-		if err := lk.SetRef(ctx, s.worktree, s.ref, tip, host); err != nil {
-			return res, err
-		}
+	if res.Why == "" {
 		res.From, res.To = host, tip
-		if res.Reset, err = lk.MoveIndex(ctx, s.worktree, host, tip); err != nil {
-			return res, err
-		}
-	default:
-		res.Strays = strays
-		res.Kept = fmt.Sprintf("refs/apex/kept/%s/%d", s.identity, time.Now().UnixMilli())
-		if err := lk.SetRef(ctx, m.Git.CommonDir, res.Kept, tip, ""); err != nil {
-			return res, err
-		}
+		return res, s.saveSynced(tip, tip)
 	}
-	return res, s.saveSynced(pick(res.To != "", tip, host), tip)
+	res.Kept = fmt.Sprintf("refs/apex/kept/%s/%d", s.identity, time.Now().UnixMilli())
+	if err := lk.SetRef(ctx, m.Git.CommonDir, res.Kept, tip, ""); err != nil {
+		return res, err
+	}
+	return res, s.saveSynced(host, tip)
+}
+
+// whyNotForward moves the host's ref (and its worktree's index) from
+// host to tip when that is a fast-forward that adds no submodule and
+// fits the host's staged changes; else it changes nothing and says why.
+func (m *Manager) whyNotForward(ctx context.Context, lk *gitx.Locked, s *sandbox, host, tip string) (string, error) {
+	if ahead, err := m.Git.IsAncestor(ctx, host, tip); err != nil || !ahead {
+		return "the container's history is not a fast-forward of the host's (it was rewritten inside); kept it", err
+	}
+	if strays, err := m.unprotected(ctx, s, tip); err != nil || len(strays) > 0 {
+		return fmt.Sprintf("the container's commits add submodules (%s), whose .git files it could point anywhere; kept them", strings.Join(strays, ", ")), err
+	}
+	// The index first: when the host's staged changes stand in the way,
+	// nothing has moved yet.
+	if err := lk.MoveIndex(ctx, s.worktree, host, tip); err != nil {
+		return "staged changes in the host's worktree stand in the way of the container's commits (commit or unstage them, then fast-forward); kept them", nil
+	}
+	if err := lk.SetRef(ctx, s.worktree, s.ref, tip, host); err != nil {
+		return "", errors.Join(err, lk.MoveIndex(ctx, s.worktree, tip, host))
+	}
+	return "", nil
 }
 
 // hostTip is the commit the host holds for a sandbox's ref.
@@ -439,7 +453,7 @@ func (m *Manager) sendOver(ctx context.Context, rt container.Runtime, ctr string
 	if err != nil || host == last.host {
 		return err
 	}
-	if tip, ok := s.peek(); !ok || tip != last.private {
+	if !s.unchanged() {
 		return nil // the container moved it too: bringBack decides
 	}
 	if strays, err := m.unprotected(ctx, s, host); err != nil || len(strays) > 0 {
@@ -502,20 +516,11 @@ func (f *firstLine) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// sandboxReport says on stderr what an exchange did.
+// sandboxReport says on stderr what an exchange kept aside.
 func (m *Manager) sandboxReport(identity, branch string, b broughtBack) {
-	what := "branch " + branch
-	if branch == "" {
-		what = "HEAD"
+	if b.Kept == "" {
+		return
 	}
-	switch {
-	case len(b.Strays) > 0:
-		m.warnf("%s: the container's commits add submodules (%s), whose .git files it could point anywhere; kept them as %s, the branch is unchanged",
-			identity, strings.Join(b.Strays, ", "), b.Kept)
-	case b.Kept != "":
-		m.warnf("%s: the container's %s is not a fast-forward of the host's (history was rewritten inside); kept it as %s, the branch is unchanged: compare with `git log --oneline --graph %s %s`",
-			identity, what, b.Kept, pick(branch == "", "HEAD", branch), b.Kept)
-	case b.Reset:
-		m.warnf("%s: %s moved to %s with the container's commits; the host's staged changes there did not fit and the index was reset to it (no file was touched)", identity, what, short(b.To))
-	}
+	what := pick(branch == "", "HEAD", branch)
+	m.warnf("%s: %s as %s; %s is unchanged: compare with `git log --oneline --graph %s %s`", identity, b.Why, b.Kept, what, what, b.Kept)
 }

@@ -48,6 +48,15 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 	if err != nil {
 		return nil, err
 	}
+	// The record must be writable before anything is healed or removed: a
+	// removal whose record cannot be written would leave the env's row
+	// active. A database another process holds is given up on here, once,
+	// within the Store's wait (a second in the hooks).
+	if len(envs) > 0 && !opts.DryRun {
+		if err := m.Store.Probe(ctx); err != nil {
+			return nil, err
+		}
+	}
 	// git's worktree list is read only when needed: it costs a git
 	// process that reads every worktree.
 	var worktrees []gitx.Worktree
@@ -118,15 +127,6 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 		if item.Why != "" {
 			if err := listWorktrees(); err != nil {
 				return nil, err
-			}
-			// The record must be writable before anything is removed: a
-			// removal whose record cannot be written would leave the env's
-			// row active. A busy database ends the sweep, changing nothing
-			// more.
-			if !opts.DryRun {
-				if err := m.Store.Probe(ctx); err != nil {
-					return items, err
-				}
 			}
 			m.sweepOne(ctx, lk, &item, opts, item.Merged && pol.Worktree.DeleteMergedBranches, worktrees)
 		}
@@ -206,11 +206,6 @@ func roundDuration(d time.Duration) string {
 func (m *Manager) SweepMerged(ctx context.Context, cwd string) ([]SweepItem, error) {
 	pol, err := m.Policy()
 	if err != nil || !pol.Worktree.CleanupOnMerge {
-		return nil, err
-	}
-	// A database another process holds is given up on once, here, within
-	// the Store's wait, rather than at each write the sweep would make.
-	if err := m.Store.Probe(ctx); err != nil {
 		return nil, err
 	}
 	return m.Sweep(ctx, SweepOptions{Merged: true, SinceMerge: true, Cwd: cwd})

@@ -12,23 +12,12 @@ import (
 	"time"
 
 	"github.com/mattn/go-sqlite3"
+
+	"github.com/git-apex/git-apex/exitcode"
 )
 
 // The errors of a database that cannot be used as it is. Each says what
 // to run, and carries exit code 3: git-apex refuses rather than guess.
-
-// refused is exit code 3: refused to protect work.
-const refused = 3
-
-// refusal is an error that exits with code 3.
-type refusal struct{ err error }
-
-func (r *refusal) Error() string { return r.err.Error() }
-func (r *refusal) Unwrap() error { return r.err }
-func (r *refusal) ExitCode() int { return refused }
-func refusalf(format string, args ...any) error {
-	return &refusal{fmt.Errorf(format, args...)}
-}
 
 // DamagedError is a state database that is not a whole SQLite database:
 // empty, truncated, or overwritten. It is never taken for a new one.
@@ -42,7 +31,7 @@ func (e *DamagedError) Error() string {
 }
 
 // ExitCode is 3: git-apex refuses to work from a damaged record.
-func (e *DamagedError) ExitCode() int { return refused }
+func (e *DamagedError) ExitCode() int { return exitcode.Refused }
 
 // BusyError is a write that waited for another process's write longer
 // than the Store's wait.
@@ -57,7 +46,7 @@ func (e *BusyError) Error() string {
 }
 
 // ExitCode is 3: nothing was changed, to keep the records whole.
-func (e *BusyError) ExitCode() int { return refused }
+func (e *BusyError) ExitCode() int { return exitcode.Refused }
 
 // sqliteMagic starts every SQLite database file.
 const sqliteMagic = "SQLite format 3\x00"

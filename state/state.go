@@ -22,6 +22,8 @@ import (
 
 	_ "github.com/mattn/go-sqlite3" // the "sqlite3" driver
 	"golang.org/x/sys/unix"
+
+	"github.com/git-apex/git-apex/exitcode"
 )
 
 // migrations are applied in order; migration i brings the schema to
@@ -238,7 +240,7 @@ func (s *Store) migrate(ctx context.Context) error {
 
 func (s *Store) noteTooNew(version int) {
 	if version > SchemaVersion {
-		s.tooNew = refusalf("the state database %s has schema version %d, newer than this git-apex knows (%d): upgrade git-apex to change it", s.path, version, SchemaVersion)
+		s.tooNew = exitcode.New(exitcode.Refused, "the state database %s has schema version %d, newer than this git-apex knows (%d): upgrade git-apex to change it", s.path, version, SchemaVersion)
 	}
 }
 
@@ -282,7 +284,7 @@ func (s *Store) CheckWritable() error {
 		return s.tooNew
 	}
 	if s.readOnly {
-		return &refusal{fmt.Errorf("the state database %s is read-only here (its directory cannot be written): git-apex can only read it", s.path)}
+		return exitcode.New(exitcode.Refused, "the state database %s is read-only here (its directory cannot be written): git-apex can only read it", s.path)
 	}
 	return nil
 }

@@ -146,7 +146,7 @@ func crashLeftovers(dir string, run func(...string) string, op string) []string 
 		}
 	}
 	filepath.WalkDir(filepath.Join(dir, ".git"), func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".lock") && filepath.Base(path) != "repo.lock" {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".lock") || strings.HasSuffix(path, "packed-refs.new")) && filepath.Base(path) != "repo.lock" {
 			problems = append(problems, "lock file left: "+path)
 		}
 		return nil
