@@ -357,12 +357,21 @@ func (b *bench) measure(op, baseline string, a, base func() (time.Duration, erro
 	}
 	r := row{Op: op, Files: b.files, Baseline: baseline, Pairs: b.cfg.pairs}
 	var as, bs, ratios, diffs []float64
-	for range b.cfg.pairs {
-		da, err := a()
-		if err != nil {
-			return r, err
+	for i := range b.cfg.pairs {
+		// The order alternates within pairs (A B, then B A), so that
+		// whatever the first of a pair pays or leaves warm falls on each
+		// side as often.
+		var da, db time.Duration
+		var err error
+		if i%2 == 0 {
+			if da, err = a(); err == nil {
+				db, err = base()
+			}
+		} else {
+			if db, err = base(); err == nil {
+				da, err = a()
+			}
 		}
-		db, err := base()
 		if err != nil {
 			return r, err
 		}
