@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/gitx/gittest"
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/pool"
+	"github.com/git-apex/git-apex/repo"
 )
 
 // repoWithFiles makes a repository with n tracked files.
@@ -30,9 +31,9 @@ func repoWithFiles(t *testing.T, n int) string {
 	return dir
 }
 
-func open(t *testing.T, dir string) *isolation.Manager {
+func open(t *testing.T, dir string) *repo.Repo {
 	t.Helper()
-	m, err := isolation.Open(context.Background(), dir, isolation.Options{})
+	m, err := repo.Open(context.Background(), dir, repo.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func open(t *testing.T, dir string) *isolation.Manager {
 	return m
 }
 
-func run(t *testing.T, m *isolation.Manager, tasks []Task, n int) ([]Result, string) {
+func run(t *testing.T, m *repo.Repo, tasks []Task, n int) ([]Result, string) {
 	t.Helper()
 	var out bytes.Buffer
 	res, err := Run(context.Background(), m, tasks, Options{Parallelism: n, Isolation: "worktree", Results: &out,
@@ -53,9 +54,9 @@ func run(t *testing.T, m *isolation.Manager, tasks []Task, n int) ([]Result, str
 
 // checkSlotsClean checks that every pool slot is idle, at its pool
 // commit, with nothing uncommitted, untracked or ignored.
-func checkSlotsClean(t *testing.T, m *isolation.Manager) {
+func checkSlotsClean(t *testing.T, m *repo.Repo) {
 	t.Helper()
-	slots, _, err := m.PoolStatus(context.Background())
+	slots, _, err := pool.New(m).Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestKilledBatchLeasesAreReclaimed(t *testing.T) {
 	}
 	m := open(t, dir)
 	checkSlotsClean(t, m)
-	slots, _, _ := m.PoolStatus(context.Background())
+	slots, _, _ := pool.New(m).Status(context.Background())
 	wts := gittest.Git(t, dir, "worktree", "list", "--porcelain")
 	if strings.Count(wts, "worktree ") != len(slots)+1 {
 		t.Errorf("%d slots but worktrees:\n%s", len(slots), wts)

@@ -17,8 +17,9 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostexec"
-	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/pool"
+	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -50,13 +51,13 @@ type Result struct {
 
 // runner is one batch in progress.
 type runner struct {
-	m     *isolation.Manager
+	home  *repo.Repo // the repository the batch runs from
 	opts  Options
 	mode  string // worktree, full or shared
 	start time.Time
 
 	mu       sync.Mutex
-	repos    map[string]*isolation.Manager // other repositories' cached clones
+	repos    map[string]*repo.Repo // other repositories' cached clones
 	results  []Result
 	running  int
 	failed   int
@@ -65,7 +66,7 @@ type runner struct {
 
 // Run runs the tasks, opts.Parallelism at a time. It returns the results
 // of the tasks that finished; ctx's end stops the running ones.
-func Run(ctx context.Context, m *isolation.Manager, tasks []Task, opts Options) ([]Result, error) {
+func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Result, error) {
 	if opts.Parallelism < 1 {
 		opts.Parallelism = 1
 	}
@@ -79,7 +80,7 @@ func Run(ctx context.Context, m *isolation.Manager, tasks []Task, opts Options) 
 			mode = "shared"
 		}
 	}
-	r := &runner{m: m, opts: opts, mode: mode, start: time.Now(), repos: map[string]*isolation.Manager{}}
+	r := &runner{home: home, opts: opts, mode: mode, start: time.Now(), repos: map[string]*repo.Repo{}}
 	defer r.closeRepos()
 	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ func (r *runner) checkShared(ctx context.Context, tasks []Task) error {
 			return exitcode.New(exitcode.Usage, "task %s names a repo or base: shared isolation runs in the main checkout as it is; use --isolation worktree", t.ID)
 		}
 	}
-	changes, err := r.m.Git.Status(ctx, r.m.MainRoot(), false)
+	changes, err := r.home.Git.Status(ctx, r.home.Git.MainRoot(), false)
 	if err != nil {
 		return err
 	}
@@ -146,8 +147,8 @@ func (r *runner) checkShared(ctx context.Context, tasks []Task) error {
 // place is where one task runs.
 type place struct {
 	dir       string
-	container string // full isolation: the container the task's commands run in
-	m         *isolation.Manager
+	container string            // full isolation: the container the task's commands run in
+	rt        container.Runtime // the runtime it runs in
 	release   func(keep bool, reason string) (envPath string, err error)
 }
 
@@ -192,53 +193,65 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 // (worktree), or the main checkout (shared).
 func (r *runner) placeFor(ctx context.Context, t Task, mode string) (*place, error) {
 	if mode == "shared" {
-		root := r.m.MainRoot()
+		root := r.home.Git.MainRoot()
 		return &place{dir: root, release: func(bool, string) (string, error) {
-			return "", r.m.Git.RestoreTracked(context.WithoutCancel(ctx), root)
+			return "", r.home.Git.RestoreTracked(context.WithoutCancel(ctx), root)
 		}}, nil
 	}
-	m, err := r.repoManager(ctx, t.Repo)
+	rp, err := r.repoOf(ctx, t.Repo)
 	if err != nil {
 		return nil, err
 	}
-	commit, err := m.BaseCommit(ctx, t.Base)
+	slots := pool.New(rp)
+	commit, err := slots.BaseCommit(ctx, t.Base)
 	if err != nil && t.Repo != "" {
-		if ferr := m.Git.Fetch(ctx); ferr == nil {
-			commit, err = m.BaseCommit(ctx, t.Base)
+		if ferr := fetch(ctx, rp); ferr == nil {
+			commit, err = slots.BaseCommit(ctx, t.Base)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	lease, err := m.Acquire(ctx, commit, r.opts.Parallelism, 24*time.Hour)
+	lease, err := slots.Acquire(ctx, commit, r.opts.Parallelism, 24*time.Hour)
 	if err != nil {
 		return nil, err
 	}
 	id, _ := policy.NewIdentity("task", t.ID)
-	pl := &place{dir: lease.Path(), m: m}
+	pl := &place{dir: lease.Path()}
 	if mode == "full" {
-		if pl.container, err = m.SlotContainer(ctx, lease, id); err != nil {
-			m.Release(context.WithoutCancel(ctx), lease)
+		if pl.container, err = slots.Container(ctx, lease, id); err != nil {
+			slots.Release(context.WithoutCancel(ctx), lease)
 			return nil, err
 		}
+		pl.rt, _ = rp.Runtime(ctx) // Container connected it
 	}
 	pl.release = func(keep bool, reason string) (string, error) {
 		cctx := context.WithoutCancel(ctx)
 		if pl.container != "" {
-			if err := m.DropSlotContainer(cctx, lease, pl.container, id, keep); err != nil {
+			if err := slots.DropContainer(cctx, lease, pl.container, id, keep); err != nil {
 				return "", err
 			}
 		}
 		if keep {
-			env, err := m.KeepSlot(cctx, lease, id, reason)
+			env, err := slots.KeepSlot(cctx, lease, id, reason)
 			if err != nil {
 				return "", err
 			}
 			return env.Path, nil
 		}
-		return "", m.Release(cctx, lease)
+		return "", slots.Release(cctx, lease)
 	}
 	return pl, nil
+}
+
+// fetch updates a cached clone from its origin, under its lock.
+func fetch(ctx context.Context, rp *repo.Repo) error {
+	lk, err := rp.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer lk.Unlock()
+	return lk.Fetch(ctx)
 }
 
 // execute writes the task's files, runs its setup, then its command, all
@@ -256,7 +269,7 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 			return "error", -1, err
 		}
 	}
-	vars := isolation.ApexVars(&state.Env{Identity: "task-" + t.ID, Path: dir, Workflow: "task", Mode: r.mode})
+	vars := (&state.Env{Identity: "task-" + t.ID, Path: dir, Workflow: "task", Mode: r.mode}).Vars()
 	env := append(gitx.CleanEnv(), vars...)
 	run := func(timeout time.Duration, argv ...string) (int, error) {
 		if pl.container == "" {
@@ -269,7 +282,7 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 			cctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
-		return pl.m.ExecContainer(cctx, pl.container, container.ExecSpec{Cmd: argv, WorkDir: dir, Env: vars, Stdout: log, Stderr: log})
+		return pl.rt.Exec(cctx, pl.container, container.ExecSpec{Cmd: argv, WorkDir: dir, Env: vars, Stdout: log, Stderr: log})
 	}
 	for _, setup := range t.Setup {
 		fmt.Fprintf(log, "$ %s\n", setup)
@@ -290,36 +303,36 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 	return "passed", 0, nil
 }
 
-// repoManager returns the manager of a task's repository: this one, or a
-// cached bare clone of another, made once under apex/repos.
-func (r *runner) repoManager(ctx context.Context, repo string) (*isolation.Manager, error) {
-	if repo == "" {
-		return r.m, nil
+// repoOf returns a task's repository: this one, or a cached bare clone
+// of the one at url, made once under apex/repos.
+func (r *runner) repoOf(ctx context.Context, url string) (*repo.Repo, error) {
+	if url == "" {
+		return r.home, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if m, ok := r.repos[repo]; ok {
-		return m, nil
+	if rp, ok := r.repos[url]; ok {
+		return rp, nil
 	}
-	sum := sha256.Sum256([]byte(repo))
-	dir := filepath.Join(r.m.Git.ApexDir(), "repos", hex.EncodeToString(sum[:8])+".git")
+	sum := sha256.Sum256([]byte(url))
+	dir := filepath.Join(r.home.Git.ApexDir(), "repos", hex.EncodeToString(sum[:8])+".git")
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	if err := gitx.CloneBare(ctx, repo, dir); err != nil {
-		return nil, fmt.Errorf("cannot clone %s: %w", repo, err)
+	if err := gitx.CloneBare(ctx, url, dir); err != nil {
+		return nil, fmt.Errorf("cannot clone %s: %w", url, err)
 	}
-	m, err := isolation.OpenBare(ctx, dir, isolation.Options{})
+	rp, err := repo.OpenBare(ctx, dir, repo.Options{})
 	if err != nil {
 		return nil, err
 	}
-	r.repos[repo] = m
-	return m, nil
+	r.repos[url] = rp
+	return rp, nil
 }
 
 func (r *runner) closeRepos() {
-	for _, m := range r.repos {
-		m.Close()
+	for _, rp := range r.repos {
+		rp.Close()
 	}
 }
 

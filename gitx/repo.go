@@ -225,7 +225,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 
 func openedRepo(gitDir, commonDir, toplevel, head string) *Repo {
 	r := &Repo{GitDir: gitDir, CommonDir: commonDir, Toplevel: toplevel, Head: head}
-	r.mainRoot = strings.TrimSuffix(realPath(commonDir), string(os.PathSeparator)+".git")
+	r.mainRoot = strings.TrimSuffix(RealPath(commonDir), string(os.PathSeparator)+".git")
 	return r
 }
 
@@ -284,8 +284,8 @@ func CloneBare(ctx context.Context, url, dir string) error {
 	return nil
 }
 
-// Fetch updates a bare clone from its origin.
-func (r *Repo) Fetch(ctx context.Context) error {
-	_, err := r.runIn(ctx, r.CommonDir, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*")
+// Fetch updates a bare clone's branches from its origin.
+func (l *Locked) Fetch(ctx context.Context) error {
+	_, err := l.runIn(ctx, l.CommonDir, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*")
 	return err
 }

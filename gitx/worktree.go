@@ -68,9 +68,9 @@ func parseWorktrees(out string) []Worktree {
 
 // FindWorktree returns the worktree at path, comparing real paths.
 func FindWorktree(list []Worktree, path string) (Worktree, bool) {
-	want := realPath(path)
+	want := RealPath(path)
 	for _, wt := range list {
-		if wt.Path == path || realPath(wt.Path) == want {
+		if wt.Path == path || RealPath(wt.Path) == want {
 			return wt, true
 		}
 	}
@@ -87,20 +87,15 @@ func WorktreeOnBranch(list []Worktree, branch string) (Worktree, bool) {
 	return Worktree{}, false
 }
 
-// realPath resolves symlinks where it can, so /tmp and /private/tmp (or a
-// symlinked home) compare equal.
-func realPath(path string) string {
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		return p
-	}
-	return filepath.Clean(path)
-}
-
 // Locked is the repository-wide lock that serializes git's worktree
 // bookkeeping: parallel `git worktree add` races on the repository's
-// config and admin files. Every operation that adds, removes or prunes a
-// worktree, or creates or deletes a branch, is a method of Locked, so it
-// cannot run without the lock.
+// config and admin files. Every operation that adds, moves, removes or
+// prunes a worktree, or writes a ref other than one worktree's own HEAD
+// (a branch, a kept ref, a fetch), is a method of Locked, so it cannot run
+// without the lock. What writes only one working tree's own HEAD, index
+// and files (a leased pool slot's checkout and reset, a shared batch
+// restoring the main checkout) runs on Repo: the lease, or the batch's
+// ownership of the checkout, makes that tree the caller's alone.
 type Locked struct {
 	*Repo
 	file *os.File
@@ -264,11 +259,11 @@ func (r *Repo) GitfileProblem(path string) string {
 	if err != nil {
 		return err.Error()
 	}
-	if realPath(filepath.Dir(target)) != realPath(filepath.Join(r.CommonDir, "worktrees")) {
+	if RealPath(filepath.Dir(target)) != RealPath(filepath.Join(r.CommonDir, "worktrees")) {
 		return fmt.Sprintf("its .git file points to %s, not to a git directory of this repository's worktrees", target)
 	}
 	back, err := os.ReadFile(filepath.Join(target, "gitdir"))
-	if err != nil || realPath(strings.TrimSpace(string(back))) != realPath(dotgit) {
+	if err != nil || RealPath(strings.TrimSpace(string(back))) != RealPath(dotgit) {
 		return fmt.Sprintf("its .git file points to %s, which belongs to another worktree", target)
 	}
 	return ""
@@ -308,7 +303,7 @@ func (l *Locked) RestoreGitfile(path string) error {
 	}
 	for _, e := range entries {
 		back, err := os.ReadFile(filepath.Join(admin, e.Name(), "gitdir"))
-		if err != nil || realPath(strings.TrimSpace(string(back))) != realPath(dotgit) {
+		if err != nil || RealPath(strings.TrimSpace(string(back))) != RealPath(dotgit) {
 			continue
 		}
 		// The directory may be a container's to write in: the new file is

@@ -1,6 +1,8 @@
-// Package hooks installs the git hooks that call back into git-apex
-// (post-merge and post-rewrite) and handles what they call: removing the
-// environments whose branches a merge or a rebase has just merged.
+// Package hooks installs, uninstalls and inspects the git hooks that call
+// back into git-apex (post-merge and post-rewrite). What they call, the
+// removal of the envs a merge or a rebase has just merged, is the sweep
+// package's Hook. It imports no domain package, only gitx to find where
+// git runs hooks from.
 package hooks
 
 import (

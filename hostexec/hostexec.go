@@ -10,6 +10,8 @@
 //     the whole group unless Foreground), then SIGKILL after Grace;
 //   - its exit status is its exit code, 128+n when signal n ended it, and
 //     -1 when it could not be started.
+//
+// It also tells whether a process named by PID and start time still runs.
 package hostexec
 
 import (

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
 )
 
@@ -16,7 +17,7 @@ import (
 // leaves the checkout (used only when trusted) lands at the top of the
 // env under its base name. Nothing that exists in the env, a tracked
 // file say, is ever overwritten, and a glob that matches nothing is fine.
-func (m *Manager) copyFiles(mainRoot, envPath string, globs []string, trusted bool) error {
+func copyFiles(mainRoot, envPath string, globs []string, trusted bool) error {
 	for _, glob := range globs {
 		outside := policy.LeavesCheckout(glob)
 		if outside && !trusted {
@@ -35,7 +36,7 @@ func (m *Manager) copyFiles(mainRoot, envPath string, globs []string, trusted bo
 			if !outside {
 				rel, _ = filepath.Rel(mainRoot, src)
 			}
-			if rel == ".git" || within(filepath.Join(mainRoot, rel), filepath.Join(mainRoot, ".git")) {
+			if rel == ".git" || gitx.Within(filepath.Join(mainRoot, rel), filepath.Join(mainRoot, ".git")) {
 				continue
 			}
 			dst := filepath.Join(envPath, rel)

@@ -9,8 +9,12 @@ import (
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -30,13 +34,13 @@ type ExecRequest struct {
 // In a full env, commits made on the host since the last exchange reach
 // the container's private git directory first, and the commits the
 // command made come back to the env's branch after it, even when it was
-// interrupted (see bringBack).
+// interrupted (see sandbox.Sandbox.BringBack).
 func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
-	env, _, err := m.resolve(ctx, r.Identity)
+	env, _, err := m.r.Resolve(ctx, r.Identity)
 	if err != nil {
 		return -1, err
 	}
-	if !exists(env.Path) {
+	if !gitx.Exists(env.Path) {
 		return -1, exitcode.New(exitcode.NotFound, "cannot run in %s: its worktree %s is gone; `git apex start %s` makes it again", env.Identity, env.Path, env.Identity)
 	}
 	cmd := r.Cmd
@@ -49,31 +53,31 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 		}
 		return runLocal(ctx, env, cmd, r)
 	}
-	if problem := m.Git.GitfileProblem(env.Path); problem != "" {
-		return -1, gitfileRefusal(env, problem)
+	if problem := m.r.Git.GitfileProblem(env.Path); problem != "" {
+		return -1, heal.GitfileRefusal(env, problem)
 	}
-	id, err := m.ensureContainer(ctx, env)
+	rt, id, err := m.ensureContainer(ctx, env)
 	if err != nil {
 		return -1, err
 	}
 	if cmd == nil {
-		pol, err := m.Policy()
+		pol, err := m.r.Policy()
 		if err != nil {
 			return -1, err
 		}
 		cmd = []string{pol.Container.Shell}
 	}
 	spec := container.ExecSpec{Cmd: cmd, WorkDir: env.Path, TTY: r.TTY, Stdin: r.Stdin, Stdout: r.Stdout, Stderr: r.Stderr,
-		Env: ApexVars(env)}
+		Env: env.Vars()}
 	if r.TTY {
 		spec.Env = append(spec.Env, "TERM="+os.Getenv("TERM"))
 	}
-	if err := m.sendOver(ctx, m.rt, id, m.envSandbox(env)); err != nil {
-		m.warnf("%s: %v", env.Identity, err)
+	if err := sandbox.OfEnv(m.r, env).SendOver(ctx, rt, id); err != nil {
+		m.r.Warnf("%s: %v", env.Identity, err)
 	}
-	code, err := m.rt.Exec(ctx, id, spec)
-	if _, berr := m.bringBackEnv(context.WithoutCancel(ctx), nil, env); berr != nil {
-		m.warnf("%s: %v; they stay in the container and come back at the next exec", env.Identity, berr)
+	code, err := rt.Exec(ctx, id, spec)
+	if _, berr := m.bringBack(context.WithoutCancel(ctx), nil, env); berr != nil {
+		m.r.Warnf("%s: %v; they stay in the container and come back at the next exec", env.Identity, berr)
 	}
 	return code, err
 }
@@ -90,64 +94,65 @@ func runLocal(ctx context.Context, env *state.Env, argv []string, r ExecRequest)
 	return code, err
 }
 
-// ensureContainer returns a running container for a full env: it starts
-// one that stopped and, under the repository lock, makes one that was
-// deleted by hand, or that an earlier git-apex made with the old layout,
-// again.
-func (m *Manager) ensureContainer(ctx context.Context, env *state.Env) (string, error) {
-	rt, err := m.runtime(ctx)
+// ensureContainer returns the runtime and a running container for a full
+// env: it starts one that stopped and, under the repository lock, makes
+// one that was deleted by hand, or that an earlier git-apex made with the
+// old layout, again.
+func (m *Manager) ensureContainer(ctx context.Context, env *state.Env) (container.Runtime, string, error) {
+	rt, err := m.r.Runtime(ctx)
 	if err != nil {
-		return "", exitcode.New(exitcode.Runtime, "cannot run in %s: %v", env.Identity, err)
+		return nil, "", exitcode.New(exitcode.Runtime, "cannot run in %s: %v", env.Identity, err)
 	}
 	info, err := rt.Inspect(ctx, env.Container)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	switch {
-	case info.State == "missing" || info.Labels[labelLayout] != layout:
+	case info.State == "missing" || info.Labels[sandbox.LabelLayout] != sandbox.Layout:
 	case info.State == "running":
-		return env.Container, nil
+		return rt, env.Container, nil
 	default:
 		if err := rt.Start(ctx, env.Container); err != nil {
-			return "", fmt.Errorf("cannot start the container of %s: %w", env.Identity, err)
+			return nil, "", fmt.Errorf("cannot start the container of %s: %w", env.Identity, err)
 		}
-		return env.Container, nil
+		return rt, env.Container, nil
 	}
-	lk, err := m.lock(ctx)
+	lk, err := m.r.Lock(ctx)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	defer lk.Unlock()
-	fresh, err := m.Store.Live(ctx, env.Identity)
+	fresh, err := m.r.Store.Live(ctx, env.Identity)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if fresh != nil && fresh.Container != env.Container {
 		env.Container = fresh.Container // made again meanwhile: the exchange after the command uses it
-		return fresh.Container, nil
+		return rt, fresh.Container, nil
 	}
-	return m.remakeContainer(ctx, env)
+	id, err := m.RemakeContainer(ctx, env)
+	return rt, id, err
 }
 
-// remakeContainer makes a full env's container again, over its sandbox
+// RemakeContainer makes a full env's container again, over its sandbox
 // (made at the host's tip when it has none), and records it. A container
 // still there (one with the old layout) is removed first. The caller
 // holds the repository lock.
-func (m *Manager) remakeContainer(ctx context.Context, env *state.Env) (string, error) {
-	pol, err := m.Policy()
+func (m *Manager) RemakeContainer(ctx context.Context, env *state.Env) (string, error) {
+	pol, err := m.r.Policy()
 	if err != nil {
 		return "", err
 	}
-	rt, err := m.runtime(ctx)
+	rt, err := m.r.Runtime(ctx)
 	if err != nil {
 		return "", exitcode.New(exitcode.Runtime, "cannot make the container of %s again: %v", env.Identity, err)
 	}
-	s := m.envSandbox(env)
-	tip, err := m.hostTip(ctx, s)
-	if err == nil && !s.exists() {
-		err = m.makeSandbox(ctx, s, tip, containerUser(pol))
+	s := sandbox.OfEnv(m.r, env)
+	tip, err := s.HostTip(ctx)
+	if err == nil && !s.Exists() {
+		err = s.Make(ctx, tip, sandbox.User(pol))
 	} else if err == nil {
-		err = m.protectGitlinks(ctx, s, tip)
+		err = s.ProtectGitlinks(ctx, tip)
 	}
 	if err != nil {
 		return "", fmt.Errorf("cannot make the private git directory of %s: %w", env.Identity, err)
@@ -160,14 +165,14 @@ func (m *Manager) remakeContainer(ctx context.Context, env *state.Env) (string, 
 			return "", err
 		}
 	}
-	id, err := m.makeContainer(ctx, s, env.Identity, pol)
+	id, err := s.MakeContainer(ctx, pol)
 	if err != nil {
 		return "", exitcode.New(exitcode.Runtime, "cannot make the container of %s again: %v", env.Identity, err)
 	}
 	env.Container = id
-	if err := m.Store.Save(ctx, env, "recreated", "container "+short(old)+" "+why+"; made "+short(id)); err != nil {
+	if err := m.r.Store.Save(ctx, env, "recreated", "container "+repo.Short(old)+" "+why+"; made "+repo.Short(id)); err != nil {
 		return "", err
 	}
-	m.notef("%s: its container %s; made it again", env.Identity, why)
+	m.r.Notef("%s: its container %s; made it again", env.Identity, why)
 	return id, nil
 }

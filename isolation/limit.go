@@ -19,7 +19,7 @@ func (m *Manager) makeRoom(ctx context.Context, lk *gitx.Locked, p *plan) error 
 	if limit == 0 {
 		return nil
 	}
-	envs, err := m.Store.Envs(ctx, false)
+	envs, err := m.r.Store.Envs(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -51,13 +51,13 @@ func (m *Manager) makeRoom(ctx context.Context, lk *gitx.Locked, p *plan) error 
 		if tip, ok := merged[e.Branch]; !ok || tip == e.StartCommit {
 			continue
 		}
-		if _, err := m.remove(ctx, lk, e, RemoveOptions{DeleteBranch: p.policy.Worktree.DeleteMergedBranches, branchMerged: true}); err != nil {
+		if _, err := m.RemoveLocked(ctx, lk, e, RemoveOptions{DeleteBranch: p.policy.Worktree.DeleteMergedBranches, BranchMerged: true}); err != nil {
 			if exitcode.Of(err) == exitcode.Refused {
 				continue // not clean: it stays
 			}
 			return err
 		}
-		m.notef("removed %s, merged into %s, to stay within max_active = %d", e.Identity, e.Base, limit)
+		m.r.Notef("removed %s, merged into %s, to stay within max_active = %d", e.Identity, e.Base, limit)
 		removed++
 	}
 	if len(active)-removed < limit {

@@ -7,6 +7,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/merged"
 	"github.com/git-apex/git-apex/policy"
 
 	"github.com/git-apex/git-apex/container"
@@ -33,19 +35,19 @@ type Listed struct {
 // List returns the envs with their links, oldest first, after healing
 // them against git; destroyed ones too when all is set.
 func (m *Manager) List(ctx context.Context, all bool) ([]Listed, error) {
-	envs, err := m.Store.Envs(ctx, all)
+	envs, err := m.r.Store.Envs(ctx, all)
 	if err != nil {
 		return nil, err
 	}
-	worktrees, err := m.Git.Worktrees(ctx)
+	worktrees, err := m.r.Git.Worktrees(ctx)
 	if err != nil {
 		return nil, err
 	}
-	refused, err := m.healAll(ctx, nil, envs, worktrees)
+	refused, err := heal.All(ctx, m.r, nil, envs, worktrees)
 	if err != nil {
 		return nil, err
 	}
-	links, err := m.Store.Links(ctx)
+	links, err := m.r.Store.Links(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -71,18 +73,18 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 	if len(live) == 0 {
 		return nil
 	}
-	branches, err := m.Git.Branches(ctx, false)
+	branches, err := m.r.Git.Branches(ctx, false)
 	if err != nil {
 		return err
 	}
-	merged, err := m.mergedEnvs(ctx, live, branches, "")
+	status, err := merged.Check(ctx, m.r.Git, m.r.Store, live, branches, "")
 	if err != nil {
 		return err
 	}
 	var rt container.Runtime
 	for _, e := range live {
 		if e.Mode == string(policy.Full) {
-			rt, _ = m.runtime(ctx)
+			rt, _ = m.r.Runtime(ctx)
 			break
 		}
 	}
@@ -93,7 +95,7 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 		if !l.Env.Live() {
 			continue
 		}
-		l.Merged = merged[l.Env.ID].Reason
+		l.Merged = status[l.Env.ID].Reason
 		_, baseIsLocal := branches[l.Env.Base]
 		g.Go(func() error {
 			if l.Env.Mode == string(policy.Full) {
@@ -107,8 +109,8 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 			if l.Problem != "" {
 				return nil // healing found git must not run there
 			}
-			st, err := m.Git.StatusAgainst(ctx, l.Env.Path, gitx.StatusOptions{Branch: l.Env.Branch, Base: l.Env.Base,
-				BaseIsLocal: baseIsLocal, Contained: contained(l.Env)})
+			st, err := m.r.Git.StatusAgainst(ctx, l.Env.Path, gitx.StatusOptions{Branch: l.Env.Branch, Base: l.Env.Base,
+				BaseIsLocal: baseIsLocal, Contained: l.Env.Contained()})
 			if err != nil {
 				l.Problem = err.Error()
 				return nil
@@ -123,18 +125,18 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 // Path returns the path of an identity's env. When the directory is
 // gone it heals the record first (following a moved worktree).
 func (m *Manager) Path(ctx context.Context, identity string) (string, error) {
-	env, _, err := m.resolve(ctx, identity)
+	env, _, err := m.r.Resolve(ctx, identity)
 	if err != nil {
 		return "", err
 	}
-	if exists(env.Path) {
+	if gitx.Exists(env.Path) {
 		return env.Path, nil
 	}
-	worktrees, err := m.Git.Worktrees(ctx)
+	worktrees, err := m.r.Git.Worktrees(ctx)
 	if err != nil {
 		return "", err
 	}
-	if _, err := m.healAll(ctx, nil, []*state.Env{env}, worktrees); err != nil {
+	if _, err := heal.All(ctx, m.r, nil, []*state.Env{env}, worktrees); err != nil {
 		return "", err
 	}
 	if !env.Live() {

@@ -14,22 +14,21 @@ import (
 // outside the checkout, happen only when `git apex trust` approved them;
 // otherwise a warning lists them. A failing command leaves the env in
 // place, marked in its metadata, and is returned.
-func (m *Manager) prepare(ctx context.Context, env *state.Env, p *plan) error {
-	pol := p.policy
-	trusted, host, err := m.trustedSettings(pol)
+func (m *Manager) prepare(ctx context.Context, env *state.Env, pol *policy.Policy) error {
+	trusted, host, err := m.r.Trusted(pol)
 	if err != nil {
 		return err
 	}
 	if !trusted {
-		m.warnUntrusted(host)
+		m.r.WarnUntrusted(host)
 	}
 	if env.Mode != string(policy.Shared) {
-		if err := m.copyFiles(p.mainRoot, env.Path, pol.Worktree.Copy, trusted); err != nil {
+		if err := copyFiles(m.r.Git.MainRoot(), env.Path, pol.Worktree.Copy, trusted); err != nil {
 			return m.setupFailed(ctx, env, err)
 		}
-		// A full env's submodules stay uninitialised: see sandbox.go.
-		if pol.Worktree.Submodules && !contained(env) {
-			if err := m.Git.InitSubmodules(ctx, env.Path); err != nil {
+		// A full env's submodules stay uninitialised: see the sandbox package.
+		if pol.Worktree.Submodules && !env.Contained() {
+			if err := m.r.Git.InitSubmodules(ctx, env.Path); err != nil {
 				return m.setupFailed(ctx, env, err)
 			}
 		}
@@ -59,7 +58,7 @@ func (m *Manager) setupFailed(ctx context.Context, env *state.Env, cause error) 
 		env.Metadata = map[string]string{}
 	}
 	env.Metadata["setup"] = "failed"
-	if err := m.Store.Save(context.WithoutCancel(ctx), env, "setup-failed", cause.Error()); err != nil {
+	if err := m.r.Store.Save(context.WithoutCancel(ctx), env, "setup-failed", cause.Error()); err != nil {
 		return err
 	}
 	return fmt.Errorf("cannot prepare %s, kept at %s: %w", env.Identity, env.Path, cause)

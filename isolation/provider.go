@@ -16,9 +16,9 @@ import (
 // provider makes and removes the environments of one mode. Both run under
 // the repository lock.
 type provider interface {
-	// create makes the planned env. It returns an undo that removes
-	// whatever it made, also when it fails part-way.
-	create(ctx context.Context, lk *gitx.Locked, p *plan) (undo func(context.Context) error, err error)
+	// create makes the planned env at its target. What it returns holds
+	// an undo that removes whatever it made, also when it fails part-way.
+	create(ctx context.Context, lk *gitx.Locked, p *plan, t target) (made, error)
 	// remove deletes the env's place; force discards uncommitted work.
 	remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error
 }
@@ -27,7 +27,7 @@ type provider interface {
 func (m *Manager) provider(mode policy.Mode) provider {
 	switch mode {
 	case policy.Full:
-		return containerProvider{m: m}
+		return containerProvider{r: m.r}
 	case policy.Shared:
 		return sharedProvider{}
 	}
@@ -37,16 +37,16 @@ func (m *Manager) provider(mode policy.Mode) provider {
 // unbranch is the undo of a start that may have created the plan's
 // branch: it deletes the branch if it exists and still points at the
 // start commit, so it never takes work with it.
-func unbranch(lk *gitx.Locked, p *plan) func(context.Context) error {
-	if p.branchExists || p.branch == "" {
+func unbranch(lk *gitx.Locked, p *plan, t target) func(context.Context) error {
+	if t.branchExists || p.branch == "" {
 		return nil
 	}
 	return func(ctx context.Context) error {
 		refs, err := lk.Refs(ctx, "refs/heads/"+p.branch)
-		if err != nil || refs["refs/heads/"+p.branch].Hash != p.start {
+		if err != nil || refs["refs/heads/"+p.branch].Hash != t.start {
 			return err
 		}
-		return lk.DeleteBranchAt(ctx, p.branch, p.start)
+		return lk.DeleteBranchAt(ctx, p.branch, t.start)
 	}
 }
 
@@ -66,24 +66,51 @@ func undoAll(undos ...func(context.Context) error) func(context.Context) error {
 // worktreeProvider gives each env a git worktree on its own branch.
 type worktreeProvider struct{}
 
-func (worktreeProvider) create(ctx context.Context, lk *gitx.Locked, p *plan) (func(context.Context) error, error) {
-	madeDirs := missingDirs(p.path)
+func (worktreeProvider) create(ctx context.Context, lk *gitx.Locked, p *plan, t target) (made, error) {
+	madeDirs := missingDirs(t.path)
 	unworktree := func(ctx context.Context) error {
 		var errs []error
 		if wts, err := lk.Worktrees(ctx); err != nil {
 			errs = append(errs, err)
-		} else if _, ok := gitx.FindWorktree(wts, p.path); ok {
-			errs = append(errs, lk.RemoveWorktree(ctx, p.path, true))
+		} else if _, ok := gitx.FindWorktree(wts, t.path); ok {
+			errs = append(errs, lk.RemoveWorktree(ctx, t.path, true))
 		}
-		// The path did not exist before (plan refuses one that does).
-		errs = append(errs, os.RemoveAll(p.path))
+		// The path did not exist before (check refuses one that does).
+		errs = append(errs, os.RemoveAll(t.path))
 		for _, dir := range madeDirs {
 			os.Remove(dir) // only if still empty
 		}
 		return errors.Join(errs...)
 	}
-	undo := undoAll(unbranch(lk, p), unworktree)
-	return undo, lk.AddWorktree(ctx, p.path, p.branch, !p.branchExists, p.start)
+	undo := undoAll(unbranch(lk, p, t), unworktree)
+	return made{undo: undo}, lk.AddWorktree(ctx, t.path, p.branch, !t.branchExists, t.start)
+}
+
+// fromSlot makes the planned worktree env from an idle pool slot: it
+// moves the slot to the env's path and checks out the branch (no hooks
+// run). pooled is false, and nothing made, when no slot was idle or the
+// slot could not be moved; the caller then makes the env afresh.
+func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan, t target) (made, error) {
+	madeDirs := missingDirs(t.path)
+	moved, err := m.pool.Take(ctx, lk, t.path)
+	if !moved {
+		return made{}, err
+	}
+	// From here the slot is the env's worktree: every failure undoes it.
+	got := made{pooled: true, undo: undoAll(unbranch(lk, p, t), func(ctx context.Context) error {
+		err := lk.RemoveWorktree(ctx, t.path, true)
+		for _, dir := range madeDirs {
+			os.Remove(dir)
+		}
+		return err
+	})}
+	if err != nil {
+		return got, err
+	}
+	if p.branch == "" {
+		return got, m.r.Git.CheckoutDetached(ctx, t.path, t.start)
+	}
+	return got, lk.SwitchNoHooks(ctx, t.path, p.branch, !t.branchExists, t.start)
 }
 
 func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error {
@@ -92,7 +119,7 @@ func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.
 	if err != nil && !force && errors.As(err, &gerr) && strings.Contains(gerr.Stderr, "containing submodules") {
 		// git refuses any worktree with submodules without --force. Its
 		// status (submodules included) tells whether anything would be lost.
-		if changes, serr := lk.Status(ctx, env.Path, contained(env)); serr == nil && !changes.Dirty() {
+		if changes, serr := lk.Status(ctx, env.Path, env.Contained()); serr == nil && !changes.Dirty() {
 			return lk.RemoveWorktree(ctx, env.Path, true)
 		}
 	}
@@ -103,7 +130,7 @@ func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.
 // first: the directories `git worktree add` will create.
 func missingDirs(path string) []string {
 	var dirs []string
-	for dir := filepath.Dir(path); !exists(dir); dir = filepath.Dir(dir) {
+	for dir := filepath.Dir(path); !gitx.Exists(dir); dir = filepath.Dir(dir) {
 		dirs = append(dirs, dir)
 		if dir == filepath.Dir(dir) {
 			break
@@ -116,28 +143,28 @@ func missingDirs(path string) []string {
 // env's branch, and only when that loses nothing.
 type sharedProvider struct{}
 
-func (sharedProvider) create(ctx context.Context, lk *gitx.Locked, p *plan) (func(context.Context) error, error) {
-	main := p.main
+func (sharedProvider) create(ctx context.Context, lk *gitx.Locked, p *plan, t target) (made, error) {
+	main := t.main
 	if main.Branch == p.branch {
-		return nil, nil
+		return made{}, nil
 	}
-	changes, err := lk.Status(ctx, p.mainRoot, false)
+	changes, err := lk.Status(ctx, main.Path, false)
 	if err != nil {
-		return nil, err
+		return made{}, err
 	}
 	// Untracked files travel with a switch (git refuses to overwrite one);
 	// changes to tracked files are what a switch could mix up or lose.
 	if changes.Staged+changes.Modified > 0 {
-		return nil, exitcode.New(exitcode.Refused, "cannot switch the main checkout to %s for %s: it has %s changes; commit or stash them, or use --isolation worktree",
+		return made{}, exitcode.New(exitcode.Refused, "cannot switch the main checkout to %s for %s: it has %s changes; commit or stash them, or use --isolation worktree",
 			p.branch, p.id, gitx.Changes{Staged: changes.Staged, Modified: changes.Modified})
 	}
 	switchBack := func(ctx context.Context) error {
-		return lk.Switch(ctx, p.mainRoot, main.Branch, false, main.Head)
+		return lk.Switch(ctx, main.Path, main.Branch, false, main.Head)
 	}
-	if err := lk.Switch(ctx, p.mainRoot, p.branch, !p.branchExists, p.start); err != nil {
-		return undoAll(unbranch(lk, p)), err
+	if err := lk.Switch(ctx, main.Path, p.branch, !t.branchExists, t.start); err != nil {
+		return made{undo: undoAll(unbranch(lk, p, t))}, err
 	}
-	return undoAll(unbranch(lk, p), switchBack), nil
+	return made{undo: undoAll(unbranch(lk, p, t), switchBack)}, nil
 }
 
 // remove leaves the main checkout alone: a shared env is only forgotten.

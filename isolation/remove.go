@@ -6,6 +6,8 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
@@ -16,11 +18,11 @@ type RemoveOptions struct {
 	DeleteBranch bool   // delete the env's branch too
 	Cwd          string // the caller's directory: the env holding it is kept unless Force
 
-	// branchMerged says the caller found the branch merged into its base,
-	// so deleting it loses nothing and needs no further check.
-	branchMerged bool
-	// worktrees is git's worktree list, when the caller has one.
-	worktrees []gitx.Worktree
+	// BranchMerged says the caller (a sweep) found the branch merged into
+	// its base, so deleting it loses nothing and needs no further check.
+	BranchMerged bool
+	// Worktrees is git's worktree list, when the caller has one.
+	Worktrees []gitx.Worktree
 }
 
 // RemoveResult says what Remove did.
@@ -41,25 +43,25 @@ type RemoveResult struct {
 // found nowhere else. The branch is kept unless DeleteBranch. A shared
 // env is only marked destroyed; the main checkout is never touched.
 func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOptions) (*RemoveResult, error) {
-	lk, env, _, err := m.lockedEnv(ctx, identity)
+	lk, env, _, err := m.r.LockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
 	}
 	defer lk.Unlock()
-	return m.remove(ctx, lk, env, opts)
+	return m.RemoveLocked(ctx, lk, env, opts)
 }
 
-// remove is Remove for an env already found, under the lock.
-func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, opts RemoveOptions) (*RemoveResult, error) {
+// RemoveLocked is Remove for an env already found, under the lock.
+func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.Env, opts RemoveOptions) (*RemoveResult, error) {
 	identity := env.Identity
-	worktrees := opts.worktrees
+	worktrees := opts.Worktrees
 	if worktrees == nil {
 		var err error
 		if worktrees, err = lk.Worktrees(ctx); err != nil {
 			return nil, err
 		}
 	}
-	wt, found, err := m.heal(ctx, lk, env, worktrees)
+	wt, found, err := heal.One(ctx, m.r, lk, env, worktrees)
 	if err != nil {
 		return nil, err
 	}
@@ -71,11 +73,11 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 
 	// A full env's container may have commits the host has not seen yet:
 	// they come back first, so that every check below sees them.
-	if back, err := m.bringBackEnv(ctx, lk, env); err != nil && !opts.Force {
+	if back, err := m.bringBack(ctx, lk, env); err != nil && !opts.Force {
 		return nil, refuse("cannot bring back the commits its container made: %v; make its container answer again (`git apex exec %s -- true`), or run %s to discard them", err, identity, forceHint)
 	} else if err != nil {
-		m.warnf("%s: %v; removing anyway (--force), commits made in its container since the last exec are lost", identity, err)
-	} else if back.To != "" && opts.branchMerged {
+		m.r.Warnf("%s: %v; removing anyway (--force), commits made in its container since the last exec are lost", identity, err)
+	} else if back.To != "" && opts.BranchMerged {
 		return nil, refuse("its container made commits on %s since it was found merged", env.Branch)
 	}
 
@@ -88,8 +90,8 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 		case wt.Path == worktrees[0].Path:
 			return nil, refuse("its path %s is the main checkout", wt.Path)
 		case wt.Locked:
-			return nil, refuse("its worktree is locked (%s); unlock it with `git worktree unlock %s` first", lockReason(wt), wt.Path)
-		case opts.Cwd != "" && within(opts.Cwd, wt.Path) && !opts.Force:
+			return nil, refuse("its worktree is locked (%s); unlock it with `git worktree unlock %s` first", LockReason(wt), wt.Path)
+		case opts.Cwd != "" && gitx.Within(opts.Cwd, wt.Path) && !opts.Force:
 			return nil, refuse("your current directory is inside it; cd elsewhere, or run %s", forceHint)
 		}
 		// Uncommitted changes are checked by git worktree remove itself,
@@ -111,8 +113,8 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 		if holder, ok := gitx.WorktreeOnBranch(worktrees, env.Branch); ok && holder.Path != wt.Path && !holder.Prunable {
 			return nil, refuse("branch %s is checked out in %s; switch that checkout away first", env.Branch, holder.Path)
 		}
-		if !opts.Force && !opts.branchMerged {
-			if err := m.checkBranchHeld(ctx, lk, env); err != nil {
+		if !opts.Force && !opts.BranchMerged {
+			if err := checkBranchHeld(ctx, lk, env); err != nil {
 				return nil, refuse("%v; merge or push it first, or run `git apex remove --force --delete-branch %s`", err, identity)
 			}
 		}
@@ -123,7 +125,7 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 		return nil, err
 	}
 	dirtyRefusal := func() error {
-		if changes, err := lk.Status(ctx, wt.Path, contained(env)); err != nil || changes.Dirty() {
+		if changes, err := lk.Status(ctx, wt.Path, env.Contained()); err != nil || changes.Dirty() {
 			if err != nil {
 				return err
 			}
@@ -142,15 +144,15 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 			if !opts.Force {
 				return nil, refuse("%v; fix it, or run %s to remove anyway", err, forceHint)
 			}
-			m.warnf("%v; removing anyway (--force)", err)
+			m.r.Warnf("%v; removing anyway (--force)", err)
 		}
 	}
-	in := &intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch, Force: opts.Force}
+	in := &intent.Intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch, Force: opts.Force}
 	if env.Live() && (removeTree || deleteBranch) {
-		if err := m.writeIntent(in); err != nil {
+		if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
 			return nil, err
 		}
-		defer in.done()
+		defer in.Done()
 	}
 	if removeTree {
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env, opts.Force); err != nil {
@@ -169,12 +171,12 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 		detail += "; deleted branch " + env.Branch
 	}
 	if env.Live() {
-		if res.DroppedLinks, err = m.Store.Destroy(ctx, env, "removed", detail); err != nil {
+		if res.DroppedLinks, err = m.r.Store.Destroy(ctx, env, "removed", detail); err != nil {
 			return nil, err
 		}
-		if err := m.runCommands(ctx, env, m.Git.MainRoot(), "hooks.post_remove", hooks.PostRemove); err != nil {
-			m.warnf("%s was removed, but %v", identity, err)
-			if err := m.Store.Record(ctx, env, "skipped", "post_remove: "+err.Error()); err != nil {
+		if err := m.runCommands(ctx, env, m.r.Git.MainRoot(), "hooks.post_remove", hooks.PostRemove); err != nil {
+			m.r.Warnf("%s was removed, but %v", identity, err)
+			if err := m.r.Store.Record(ctx, env, "skipped", "post_remove: "+err.Error()); err != nil {
 				return nil, err
 			}
 		}
@@ -187,22 +189,22 @@ func (m *Manager) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, o
 // An invalid policy stops the removal, since its hooks cannot be known,
 // unless force.
 func (m *Manager) removeHooks(env *state.Env, force bool) (policy.Hooks, error) {
-	pol, err := m.Policy()
+	pol, err := m.r.Policy()
 	if err != nil {
 		if !force {
 			return policy.Hooks{}, fmt.Errorf("%w; its pre_remove hooks cannot be known: fix it, or run `git apex remove --force %s`", err, env.Identity)
 		}
-		m.warnf("%v; removing without its hooks (--force)", err)
+		m.r.Warnf("%v; removing without its hooks (--force)", err)
 		return policy.Hooks{}, nil
 	}
 	hooks := policy.Hooks{PreRemove: pol.Hooks.PreRemove, PostRemove: pol.Hooks.PostRemove}
 	if len(hooks.PreRemove)+len(hooks.PostRemove) == 0 {
 		return hooks, nil
 	}
-	trusted, host, err := m.trustedSettings(pol)
+	trusted, host, err := m.r.Trusted(pol)
 	if err != nil || !trusted {
 		if err == nil {
-			m.warnUntrusted(host)
+			m.r.WarnUntrusted(host)
 		}
 		return policy.Hooks{}, err
 	}
@@ -211,7 +213,7 @@ func (m *Manager) removeHooks(env *state.Env, force bool) (policy.Hooks, error) 
 
 // checkBranchHeld fails when the env's branch has commits that neither
 // its base, any other branch, nor a remote holds.
-func (m *Manager) checkBranchHeld(ctx context.Context, lk *gitx.Locked, env *state.Env) error {
+func checkBranchHeld(ctx context.Context, lk *gitx.Locked, env *state.Env) error {
 	n, err := lk.Unheld(ctx, "refs/heads/"+env.Branch, env.Branch)
 	if err != nil {
 		if refs, rerr := lk.Refs(ctx, "refs/heads/"+env.Branch); rerr == nil && len(refs) == 0 {
@@ -225,7 +227,8 @@ func (m *Manager) checkBranchHeld(ctx context.Context, lk *gitx.Locked, env *sta
 	return nil
 }
 
-func lockReason(wt gitx.Worktree) string {
+// LockReason is why a worktree is locked, for messages.
+func LockReason(wt gitx.Worktree) string {
 	if wt.LockReason == "" {
 		return "no reason given"
 	}

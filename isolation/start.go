@@ -9,7 +9,11 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -29,6 +33,42 @@ type StartResult struct {
 	Env     *state.Env
 	Reused  bool // it existed already; nothing was created
 	Adopted bool // an existing worktree was recorded as the env
+	Pooled  bool // it was made from a warm pool slot
+}
+
+// A start is decided in three steps, each returning what it found:
+// plan reads the policy (no git), check reads git under the repository
+// lock (a target), and create makes the env (a provider returns what it
+// made, with its undo) and records it.
+
+// plan is what the policy says of a start.
+type plan struct {
+	req         StartRequest
+	id          policy.Identity
+	policy      *policy.Policy
+	asked, mode policy.Mode
+	strict      bool   // never fall back from the asked mode
+	fallback    string // why the env gets a weaker mode than asked
+	path        string
+	branch      string
+}
+
+// target is what check found in git for a plan.
+type target struct {
+	path         string // the plan's, or the adopted worktree's
+	base         string
+	start        string // the commit the env starts from
+	branchExists bool
+	main         gitx.Worktree  // the main checkout
+	adopt        *gitx.Worktree // an existing worktree on the branch, to record as the env
+	recreate     bool           // the identity's env was deleted by hand and is made again
+}
+
+// made is what a provider made for a start.
+type made struct {
+	undo      func(context.Context) error // removes all of it; nil when nothing was made
+	container string                      // a full env's container
+	pooled    bool                        // the worktree came from a warm pool slot
 }
 
 // Start returns the identity's env, making it when it has none (or when
@@ -51,16 +91,16 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 	if err != nil || res.Reused || res.Adopted {
 		return res, err
 	}
-	if p.pooled && p.policy.Pool.Size > 0 {
-		m.topUpPool()
+	if res.Pooled && p.policy.Pool.Size > 0 {
+		m.pool.TopUp()
 	}
-	return res, m.prepare(ctx, res.Env, p)
+	return res, m.prepare(ctx, res.Env, p.policy)
 }
 
 // startLocked finds or makes the planned env under the repository lock.
 func (m *Manager) startLocked(ctx context.Context, p *plan) (*StartResult, error) {
 	id := p.id.String()
-	lk, err := m.lock(ctx)
+	lk, err := m.r.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -69,58 +109,61 @@ func (m *Manager) startLocked(ctx context.Context, p *plan) (*StartResult, error
 	if err != nil {
 		return nil, err
 	}
-	env, _, err := m.Store.Resolve(ctx, id)
+	env, _, err := m.r.Store.Resolve(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	recreate := false
 	if env != nil {
-		if _, _, err := m.heal(ctx, lk, env, worktrees); err != nil {
+		if _, _, err := heal.One(ctx, m.r, lk, env, worktrees); err != nil {
 			return nil, err
 		}
 		if env.Live() {
 			return m.reuse(ctx, id)
 		}
-		m.notef("recreating %s", id)
-		p.recreate = true
+		m.r.Notef("recreating %s", id)
+		recreate = true
 		if worktrees, refs, err = inspect(ctx, lk, p.refNames()); err != nil {
 			return nil, err
 		}
 	}
-	if err := m.check(ctx, p, worktrees, refs); err != nil {
+	t, err := m.check(ctx, p, worktrees, refs)
+	if err != nil {
 		return nil, err
 	}
+	t.recreate = recreate
 	if err := m.makeRoom(ctx, lk, p); err != nil {
 		return nil, err
 	}
-	return m.create(ctx, lk, p)
+	return m.create(ctx, lk, p, t)
 }
 
 // reuse returns the live env an identity names when its directory is
 // there, recording the reuse; nil when there is none to reuse.
 func (m *Manager) reuse(ctx context.Context, id string) (*StartResult, error) {
-	env, link, err := m.Store.Resolve(ctx, id)
-	if err != nil || env == nil || !exists(env.Path) {
+	env, link, err := m.r.Store.Resolve(ctx, id)
+	if err != nil || env == nil || !gitx.Exists(env.Path) {
 		return nil, err
 	}
 	detail := ""
 	if link != nil {
-		m.notef("linked to existing environment %s", env.Identity)
+		m.r.Notef("linked to existing environment %s", env.Identity)
 		detail = "as " + id
 	}
-	return &StartResult{Env: env, Reused: true}, m.Store.Record(ctx, env, "reused", detail)
+	return &StartResult{Env: env, Reused: true}, m.r.Store.Record(ctx, env, "reused", detail)
 }
 
 // startChild makes a new identity a sub-task of its parent: a link, of
 // kind parent, to the parent's env.
 func (m *Manager) startChild(ctx context.Context, req StartRequest) (*StartResult, error) {
-	pol, err := m.Policy()
+	pol, err := m.r.Policy()
 	if err != nil {
 		return nil, err
 	}
 	if err := pol.CheckWorkflow(req.Identity.Workflow); err != nil {
 		return nil, err
 	}
-	lk, err := m.lock(ctx)
+	lk, err := m.r.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -128,14 +171,14 @@ func (m *Manager) startChild(ctx context.Context, req StartRequest) (*StartResul
 	if res, err := m.reuse(ctx, req.Identity.String()); res != nil || err != nil {
 		return res, err
 	}
-	parent, _, err := m.resolve(ctx, req.Parent)
+	parent, _, err := m.r.Resolve(ctx, req.Parent)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Store.AddLink(ctx, req.Identity.String(), parent, state.KindParent, req.Parent); err != nil {
+	if err := m.r.Store.AddLink(ctx, req.Identity.String(), parent, state.KindParent, req.Parent); err != nil {
 		return nil, err
 	}
-	m.notef("%s shares the environment of its parent %s", req.Identity, parent.Identity)
+	m.r.Notef("%s shares the environment of its parent %s", req.Identity, parent.Identity)
 	return &StartResult{Env: parent, Reused: true}, nil
 }
 
@@ -154,34 +197,12 @@ func inspect(ctx context.Context, lk *gitx.Locked, names []string) ([]gitx.Workt
 	return worktrees, refs, errors.Join(listErr, refsErr)
 }
 
-// plan is a decided start: resolved from the policy, then checked
-// against git, and only then made.
-type plan struct {
-	req          StartRequest
-	id           policy.Identity
-	policy       *policy.Policy
-	asked, mode  policy.Mode
-	path         string
-	branch       string
-	branchExists bool
-	base         string
-	start        string // commit the env starts from
-	mainRoot     string
-	main         gitx.Worktree  // the main checkout as check found it
-	adopt        *gitx.Worktree // an existing worktree on the branch, to record as the env
-	recreate     bool           // the identity's env was deleted by hand and is made again
-	strict       bool           // never fall back from the asked mode
-	fallback     string         // why the env gets a weaker mode than asked
-	container    string         // the container made for a full env
-	pooled       bool           // the env was made from a warm pool slot
-}
-
 // plan resolves what the policy says for a start; it runs no git. For
 // full isolation it makes sure of the runtime and the image (pulling it),
 // before the repository lock, and falls back to worktree when it cannot.
 func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
-	mainRoot := m.Git.MainRoot()
-	pol, err := m.Policy()
+	mainRoot := m.r.Git.MainRoot()
+	pol, err := m.r.Policy()
 	if err != nil {
 		return nil, err
 	}
@@ -189,12 +210,12 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 	if err := pol.CheckWorkflow(id.Workflow); err != nil {
 		return nil, err
 	}
-	p := &plan{req: req, id: id, policy: pol, mainRoot: mainRoot}
+	p := &plan{req: req, id: id, policy: pol}
 	p.asked = pol.Mode(id.Workflow, req.Isolation)
 	p.mode = p.asked
 	p.strict = req.Strict || pol.Isolation.Strict
 	if p.asked == policy.Full {
-		if reason := m.prepareFull(ctx, pol); reason != "" {
+		if reason := sandbox.Ready(ctx, m.r, pol); reason != "" {
 			if p.strict {
 				return nil, strictFull(id, reason)
 			}
@@ -218,7 +239,7 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 	}
 	p.path = mainRoot
 	if p.mode != policy.Shared {
-		if p.path, err = pol.EnvPath(mainRoot, m.Git.CommonDir, id, p.branch); err != nil {
+		if p.path, err = pol.EnvPath(mainRoot, m.r.Git.CommonDir, id, p.branch); err != nil {
 			return nil, err
 		}
 		if err := m.checkRoot(pol, p.path); err != nil {
@@ -235,12 +256,12 @@ func (m *Manager) checkRoot(pol *policy.Policy, path string) error {
 	if pol.HostSettings().Root == "" {
 		return nil
 	}
-	trusted, _, err := m.trustedSettings(pol)
+	trusted, _, err := m.r.Trusted(pol)
 	if err != nil || trusted {
 		return err
 	}
 	return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments outside %s, which needs your approval: review the policy, then run `git apex trust`",
-		path, pol.Worktree.Root, pol.File, filepath.Dir(m.Git.MainRoot()))
+		path, pol.Worktree.Root, pol.File, filepath.Dir(m.r.Git.MainRoot()))
 }
 
 // refNames are the refs check needs: the branch, the candidate bases and
@@ -258,47 +279,48 @@ func (p *plan) refNames() []string {
 	return names
 }
 
-// check completes the plan from git (the base and start commit) and
+// check finds the plan's target in git (the base and start commit) and
 // refuses what would clash with existing work.
-func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree, refs map[string]gitx.Ref) error {
-	_, p.branchExists = refs["refs/heads/"+p.branch]
-	p.main = worktrees[0]
-	if err := m.resolveBase(ctx, p, worktrees, refs); err != nil {
-		return err
+func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree, refs map[string]gitx.Ref) (target, error) {
+	t := target{path: p.path, main: worktrees[0]}
+	_, t.branchExists = refs["refs/heads/"+p.branch]
+	var err error
+	if t.base, t.start, err = resolveBase(ctx, m.r.Git, p, worktrees, refs); err != nil {
+		return t, err
 	}
 	id := p.id
 	if p.branch != "" {
-		holder, err := m.Store.BranchHolder(ctx, p.branch)
+		holder, err := m.r.Store.BranchHolder(ctx, p.branch)
 		if err != nil {
-			return err
+			return t, err
 		}
 		if holder != nil {
-			return exitcode.New(exitcode.Refused, "cannot start %s: branch %s belongs to environment %s (%s); pick another name or pass --branch",
+			return t, exitcode.New(exitcode.Refused, "cannot start %s: branch %s belongs to environment %s (%s); pick another name or pass --branch",
 				id, p.branch, holder.Identity, holder.Path)
 		}
 	}
 	holderWt, checkedOut := gitx.WorktreeOnBranch(worktrees, p.branch)
 	switch {
 	case p.mode == policy.Shared:
-		if checkedOut && holderWt.Path != worktrees[0].Path {
-			return exitcode.New(exitcode.Refused, "cannot start %s in the main checkout: branch %s is checked out in the worktree %s", id, p.branch, holderWt.Path)
+		if checkedOut && holderWt.Path != t.main.Path {
+			return t, exitcode.New(exitcode.Refused, "cannot start %s in the main checkout: branch %s is checked out in the worktree %s", id, p.branch, holderWt.Path)
 		}
-	case checkedOut && holderWt.Path == worktrees[0].Path:
-		return exitcode.New(exitcode.Refused, "cannot start %s: branch %s is checked out in the main checkout %s; switch it to another branch, or use --isolation shared", id, p.branch, holderWt.Path)
+	case checkedOut && holderWt.Path == t.main.Path:
+		return t, exitcode.New(exitcode.Refused, "cannot start %s: branch %s is checked out in the main checkout %s; switch it to another branch, or use --isolation shared", id, p.branch, holderWt.Path)
 	case checkedOut:
 		// A worktree made without git-apex: record it as it is.
-		p.adopt, p.path = &holderWt, holderWt.Path
-	case exists(p.path):
-		return exitcode.New(exitcode.Refused, "cannot start %s: %s already exists and is not an environment git-apex knows; move it away, or remove it if it holds nothing you need", id, p.path)
+		t.adopt, t.path = &holderWt, holderWt.Path
+	case gitx.Exists(p.path):
+		return t, exitcode.New(exitcode.Refused, "cannot start %s: %s already exists and is not an environment git-apex knows; move it away, or remove it if it holds nothing you need", id, p.path)
 	}
-	return nil
+	return t, nil
 }
 
-// resolveBase sets the plan's base and start commit. The base is --from
+// resolveBase returns a plan's base and start commit. The base is --from
 // when it names a branch, else the workflow's base, else [worktree].base,
 // else the default branch of the remote "origin", else the main
 // checkout's branch. A --from that is not a branch sets only the start.
-func (m *Manager) resolveBase(ctx context.Context, p *plan, worktrees []gitx.Worktree, refs map[string]gitx.Ref) error {
+func resolveBase(ctx context.Context, git *gitx.Repo, p *plan, worktrees []gitx.Worktree, refs map[string]gitx.Ref) (base, start string, err error) {
 	req, pol := p.req, p.policy
 	policyBase := pol.Base(req.Identity.Workflow)
 	// branchRef finds a local or remote-tracking branch by short name.
@@ -309,136 +331,121 @@ func (m *Manager) resolveBase(ctx context.Context, p *plan, worktrees []gitx.Wor
 		r, ok := refs["refs/remotes/"+name]
 		return r, ok
 	}
-	var err error
 	if req.From != "" {
 		if r, ok := branchRef(req.From); ok {
-			p.base, p.start = req.From, r.Hash
-			return nil
+			return req.From, r.Hash, nil
 		}
-		if p.start, err = m.Git.Commit(ctx, req.From); err != nil {
-			return err
+		if start, err = git.Commit(ctx, req.From); err != nil {
+			return "", "", err
 		}
 	}
+	var tip string
 	switch {
 	case policyBase != "":
 		r, ok := branchRef(policyBase)
 		if !ok {
-			return exitcode.New(exitcode.Usage, "cannot use base branch %q named in %s: no such branch; create it, or change the policy", policyBase, pol.File)
+			return "", "", exitcode.New(exitcode.Usage, "cannot use base branch %q named in %s: no such branch; create it, or change the policy", policyBase, pol.File)
 		}
-		p.base = policyBase
-		if p.start == "" {
-			p.start = r.Hash
-		}
+		base, tip = policyBase, r.Hash
 	case refs["refs/remotes/origin/HEAD"].Target != "":
 		remote := strings.TrimPrefix(refs["refs/remotes/origin/HEAD"].Target, "refs/remotes/")
 		local := strings.TrimPrefix(remote, "origin/")
-		more, err := m.Git.Refs(ctx, "refs/heads/"+local, "refs/remotes/"+remote)
+		more, err := git.Refs(ctx, "refs/heads/"+local, "refs/remotes/"+remote)
 		if err != nil {
-			return err
+			return "", "", err
 		}
 		r, ok := more["refs/heads/"+local]
-		p.base = local
+		base = local
 		if !ok {
-			r, p.base = more["refs/remotes/"+remote], remote
+			r, base = more["refs/remotes/"+remote], remote
 		}
-		if p.start == "" {
-			p.start = r.Hash
-		}
+		tip = r.Hash
 	case worktrees[0].Branch != "":
-		p.base = worktrees[0].Branch
-		if p.start == "" {
-			p.start = worktrees[0].Head
-		}
+		base, tip = worktrees[0].Branch, worktrees[0].Head
 	default:
-		return exitcode.New(exitcode.Usage, "cannot choose a base for %s: the main checkout is on a detached HEAD and no base is configured; pass --from <branch> or set [worktree].base", req.Identity)
+		return "", "", exitcode.New(exitcode.Usage, "cannot choose a base for %s: the main checkout is on a detached HEAD and no base is configured; pass --from <branch> or set [worktree].base", req.Identity)
 	}
-	return nil
+	if start == "" {
+		start = tip
+	}
+	return base, start, nil
 }
 
 // create makes the planned env and records it. On any failure it undoes
 // what it made, so that nothing is left that was not there before.
-func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan) (*StartResult, error) {
+func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target) (*StartResult, error) {
 	env := &state.Env{
 		Identity: p.id.String(), Workflow: p.id.Workflow, Name: p.id.Name,
-		ModeAsked: string(p.asked), Mode: string(p.mode), Path: p.path, Branch: p.branch,
-		Base: p.base, StartCommit: p.start, Status: state.Active,
+		ModeAsked: string(p.asked), Mode: string(p.mode), Path: t.path, Branch: p.branch,
+		Base: t.base, StartCommit: t.start, Status: state.Active,
 	}
-	if p.adopt != nil {
-		env.StartCommit = p.adopt.Head
+	if t.adopt != nil {
+		env.StartCommit = t.adopt.Head
 		env.Metadata = map[string]string{"adopted": "true"}
-		if err := m.Store.Create(ctx, env, "adopted", "worktree at "+p.path); err != nil {
+		if err := m.r.Store.Create(ctx, env, "adopted", "worktree at "+t.path); err != nil {
 			return nil, err
 		}
-		m.notef("adopted the existing worktree %s for %s", p.path, env.Identity)
+		m.r.Notef("adopted the existing worktree %s for %s", t.path, env.Identity)
 		return &StartResult{Env: env, Adopted: true}, nil
 	}
-	in := &intent{Op: "start", Identity: env.Identity, Path: p.path, Branch: p.branch,
-		NewBranch: p.branch != "" && !p.branchExists, Start: p.start}
+	in := &intent.Intent{Op: "start", Identity: env.Identity, Path: t.path, Branch: p.branch,
+		NewBranch: p.branch != "" && !t.branchExists, Start: t.start}
 	if p.mode != policy.Shared {
-		if err := m.writeIntent(in); err != nil {
+		if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
 			return nil, err
 		}
 	}
-	var undo func(context.Context) error
+	var got made
 	var err error
-	pooled := false
 	if p.mode == policy.Worktree {
-		undo, pooled, err = m.fromSlot(ctx, lk, p)
+		got, err = m.fromSlot(ctx, lk, p, t)
 	}
-	if !pooled && err == nil {
-		undo, err = m.provider(p.mode).create(ctx, lk, p)
+	if !got.pooled && err == nil {
+		got, err = m.provider(p.mode).create(ctx, lk, p, t)
 	}
-	p.pooled = pooled
+	mode, fallback := p.mode, p.fallback
 	if err != nil && isContainerError(err) && !p.strict {
 		// The worktree is made; only its container failed: keep the worktree.
-		p.mode, p.fallback, err = policy.Worktree, err.Error(), nil
-		env.Mode = string(p.mode)
+		mode, fallback, err = policy.Worktree, err.Error(), nil
+		env.Mode = string(mode)
 	} else if err != nil && isContainerError(err) {
 		err = strictFull(p.id, err.Error())
 	}
-	env.Container = p.container
+	env.Container = got.container
 	if err == nil {
 		kind, from := "created", ""
-		if p.recreate {
+		if t.recreate {
 			kind = "recreated"
 		}
-		if p.pooled {
+		if got.pooled {
 			from = " (from a warm pool slot)"
 		}
-		err = m.Store.Create(ctx, env, kind, fmt.Sprintf("%s at %s from %s%s", p.mode, p.path, short(p.start), from))
+		err = m.r.Store.Create(ctx, env, kind, fmt.Sprintf("%s at %s from %s%s", mode, t.path, repo.Short(t.start), from))
 		if errors.Is(err, state.ErrBranchTaken) || errors.Is(err, state.ErrIdentityTaken) {
 			err = exitcode.New(exitcode.Refused, "cannot record %s: %v", env.Identity, err)
 		}
 	}
 	if err != nil {
-		if undo != nil {
+		if got.undo != nil {
 			// Undo even when interrupted: a half-made env is worse than a late exit.
-			if uerr := undo(context.WithoutCancel(ctx)); uerr != nil {
+			if uerr := got.undo(context.WithoutCancel(ctx)); uerr != nil {
 				// The intent stays: `git apex doctor --fix` finishes the undo.
-				m.warnf("could not undo everything made for %s: %v; `git apex doctor --fix` finishes it", env.Identity, uerr)
+				m.r.Warnf("could not undo everything made for %s: %v; `git apex doctor --fix` finishes it", env.Identity, uerr)
 				return nil, err
 			}
 		}
-		in.done()
+		in.Done()
 		return nil, err
 	}
-	in.done()
+	in.Done()
 	if p.branch == "" {
-		m.notef("reviewing at commit %s", p.start[:min(7, len(p.start))])
+		m.r.Notef("reviewing at commit %s", t.start[:min(7, len(t.start))])
 	}
-	if p.fallback != "" {
-		m.warnf("%s asked for %s isolation but gets %s: %s", env.Identity, p.asked, p.mode, p.fallback)
-		if err := m.Store.Save(ctx, env, "fallback", fmt.Sprintf("%s -> %s: %s", p.asked, p.mode, p.fallback)); err != nil {
+	if fallback != "" {
+		m.r.Warnf("%s asked for %s isolation but gets %s: %s", env.Identity, p.asked, mode, fallback)
+		if err := m.r.Store.Save(ctx, env, "fallback", fmt.Sprintf("%s -> %s: %s", p.asked, mode, fallback)); err != nil {
 			return nil, err
 		}
 	}
-	return &StartResult{Env: env}, nil
-}
-
-// short abbreviates a commit hash for messages.
-func short(hash string) string {
-	if len(hash) > 12 {
-		return hash[:12]
-	}
-	return hash
+	return &StartResult{Env: env, Pooled: got.pooled}, nil
 }

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/gitx/gittest"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
 )
 
 var git = gittest.Git
@@ -28,13 +30,14 @@ func TestStartInterruptedLeavesNothing(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m, err := Open(ctx, dir, Options{})
+	r, err := repo.Open(ctx, dir, repo.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	defer r.Close()
+	m := New(r)
 	go func() {
-		for !exists(marker) {
+		for !gitx.Exists(marker) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		cancel()
@@ -55,10 +58,10 @@ func TestStartInterruptedLeavesNothing(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Start = %v, want context.Canceled", err)
 	}
-	if !exists(marker) {
+	if !gitx.Exists(marker) {
 		t.Fatal("the hook never ran: the test did not interrupt a checkout")
 	}
-	if exists(dir + ".worktrees") {
+	if gitx.Exists(dir + ".worktrees") {
 		t.Error("worktree directory left behind")
 	}
 	if out := git(t, dir, "branch", "--list", "x"); out != "" {
@@ -67,7 +70,7 @@ func TestStartInterruptedLeavesNothing(t *testing.T) {
 	if out := git(t, dir, "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
 		t.Errorf("worktree entry left behind:\n%s", out)
 	}
-	envs, err := m.Store.Envs(context.Background(), true)
+	envs, err := r.Store.Envs(context.Background(), true)
 	if err != nil || len(envs) != 0 {
 		t.Errorf("rows left behind: %d, %v", len(envs), err)
 	}

@@ -81,3 +81,17 @@ func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
+
+// EnvRoot is the directory envs are made under: the policy's root up to
+// its first placeholder other than {repo}, for the main checkout at
+// mainRoot.
+func (p *Policy) EnvRoot(mainRoot string) string {
+	root := strings.ReplaceAll(p.Worktree.Root, "{repo}", filepath.Base(mainRoot))
+	if i := strings.IndexByte(root, '{'); i >= 0 {
+		root = filepath.Dir(root[:i] + "x")
+	}
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(mainRoot, root)
+	}
+	return filepath.Clean(root)
+}

@@ -1,5 +1,33 @@
 package policy
 
+import (
+	"fmt"
+	"os"
+
+	"github.com/git-apex/git-apex/exitcode"
+)
+
+// WriteTemplate writes Template to path. It refuses (exit 3) to overwrite
+// an existing file unless force is set.
+func WriteTemplate(path string, force bool) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if os.IsExist(err) {
+		return exitcode.New(exitcode.Refused, "%s already exists; edit it, or run `git apex init --force` to replace it with the template", path)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	if _, err := f.WriteString(Template); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
 // Template is what `git apex init` writes: every setting at its built-in
 // default, the optional ones commented out. It decodes to Default().
 const Template = `# git-apex isolation policy. Commit this file; every clone shares it.

@@ -49,6 +49,16 @@ type Env struct {
 // Live reports whether the env still exists.
 func (e *Env) Live() bool { return e.Status != Destroyed }
 
+// Vars are the variables a command run for the env sees of it.
+func (e *Env) Vars() []string {
+	return []string{"APEX_ID=" + e.Identity, "APEX_PATH=" + e.Path, "APEX_BRANCH=" + e.Branch,
+		"APEX_BASE=" + e.Base, "APEX_WORKFLOW=" + e.Workflow, "APEX_MODE=" + e.Mode}
+}
+
+// Contained reports whether a container writes in the env's worktree:
+// a full env's. git-apex then trusts nothing in it (see gitx.StatusOptions).
+func (e *Env) Contained() bool { return e.Mode == "full" }
+
 const envColumns = `id, identity, workflow, name, mode_asked, mode, path, branch, base,
 	start_commit, container, status, identity_closed, coalesce(parent_id, 0), metadata, created_at, updated_at`
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/repo"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -150,26 +151,31 @@ func positional(c *cli.Context, min, max int, names string) ([]string, error) {
 	return args, nil
 }
 
-// withManager opens the repository of the current directory, runs fn
-// with it, and closes it.
-func withManager(c *cli.Context, fn func(*isolation.Manager) error) error {
-	m, err := isolation.Open(c.Context, ".", managerOptions(c))
+// withRepo opens the repository of the current directory, runs fn with
+// it, and closes it.
+func withRepo(c *cli.Context, fn func(*repo.Repo) error) error {
+	r, err := repo.Open(c.Context, ".", repoOptions(c))
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	return fn(m)
+	defer r.Close()
+	return fn(r)
 }
 
-// managerOptions are the global flags, as the isolation package takes them.
-func managerOptions(c *cli.Context) isolation.Options {
+// withManager is withRepo for the commands on one env.
+func withManager(c *cli.Context, fn func(*isolation.Manager) error) error {
+	return withRepo(c, func(r *repo.Repo) error { return fn(isolation.New(r)) })
+}
+
+// repoOptions are the global flags, as the repo package takes them.
+func repoOptions(c *cli.Context) repo.Options {
 	policyFile := c.String("policy")
 	if policyFile != "" {
 		if abs, err := filepath.Abs(policyFile); err == nil {
 			policyFile = abs
 		}
 	}
-	return isolation.Options{PolicyFile: policyFile, Stderr: c.App.ErrWriter}
+	return repo.Options{PolicyFile: policyFile, Stderr: c.App.ErrWriter}
 }
 
 // note prints a human message on stderr.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/git-apex/git-apex/batch"
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/repo"
 )
 
 func batchCommand() *cli.Command {
@@ -49,19 +49,19 @@ func batchCommand() *cli.Command {
 				defer f.Close()
 				results = f
 			}
-			return withManager(c, func(m *isolation.Manager) error {
+			return withRepo(c, func(r *repo.Repo) error {
 				opts := batch.Options{
 					Parallelism: c.Int("parallelism"), Isolation: c.String("isolation"), KeepFailed: c.Bool("keep-failed"),
 					Results: results, Progress: c.App.ErrWriter, ProgressTTY: isTerminal(os.Stderr),
-					LogDir: filepath.Join(m.Git.ApexDir(), "batch", time.Now().Format("20060102-150405.000")),
+					LogDir: filepath.Join(r.Git.ApexDir(), "batch", time.Now().Format("20060102-150405.000")),
 				}
-				res, err := batch.Run(c.Context, m, tasks, opts)
+				res, err := batch.Run(c.Context, r, tasks, opts)
 				if err != nil {
 					return err
 				}
 				failed := 0
-				for _, r := range res {
-					if r.Status != "passed" {
+				for _, task := range res {
+					if task.Status != "passed" {
 						failed++
 					}
 				}

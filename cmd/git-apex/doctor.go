@@ -3,14 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/doctor"
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/hooks"
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -30,34 +29,33 @@ func doctorCommand() *cli.Command {
 			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
-			var rebuilt []isolation.Finding
-			run := func(m *isolation.Manager) error {
-				findings, err := m.Doctor(c.Context, c.Bool("fix"))
+			var rebuilt []doctor.Finding
+			run := func(r *repo.Repo) error {
+				findings, err := doctor.New(r).Run(c.Context, c.Bool("fix"))
 				if err != nil {
 					return err
 				}
-				findings = append(append(rebuilt, findings...), hookFindings(c, m)...)
-				return printFindings(c, findings)
+				return printFindings(c, append(rebuilt, findings...))
 			}
-			err := withManager(c, run)
+			err := withRepo(c, run)
 			var damaged *state.DamagedError
 			if !errors.As(err, &damaged) {
 				return err
 			}
 			if !c.Bool("fix") {
-				return printFindings(c, []isolation.Finding{{Check: "state", Status: "problem", Detail: damaged.Error()}})
+				return printFindings(c, []doctor.Finding{{Check: "state", Status: "problem", Detail: damaged.Error()}})
 			}
-			if rebuilt, err = isolation.RebuildState(c.Context, ".", managerOptions(c)); err != nil {
+			if rebuilt, err = doctor.RebuildState(c.Context, ".", repoOptions(c)); err != nil {
 				return err
 			}
-			return withManager(c, run)
+			return withRepo(c, run)
 		},
 	}
 }
 
 // printFindings prints doctor's report and fails (exit 3) while problems
 // remain.
-func printFindings(c *cli.Context, findings []isolation.Finding) error {
+func printFindings(c *cli.Context, findings []doctor.Finding) error {
 	problems := 0
 	for _, f := range findings {
 		if f.Status == "problem" {
@@ -82,31 +80,4 @@ func printFindings(c *cli.Context, findings []isolation.Finding) error {
 		return exitcode.New(exitcode.Refused, "%d problems remain", problems)
 	}
 	return nil
-}
-
-// hookFindings says whether the hooks are installed where git runs
-// hooks, and whether core.hooksPath shadows ones installed elsewhere.
-func hookFindings(c *cli.Context, m *isolation.Manager) []isolation.Finding {
-	dir, err := m.Git.HooksDir(c.Context)
-	if err != nil {
-		return []isolation.Finding{{Check: "hooks", Status: "problem", Detail: err.Error()}}
-	}
-	var out []isolation.Finding
-	for _, st := range hooks.Inspect(dir) {
-		status := "ok"
-		detail := st.Describe()
-		if !st.Installed {
-			status, detail = "problem", detail+"; `git apex hooks install` installs it"
-		}
-		out = append(out, isolation.Finding{Check: "hook " + st.Name, Status: status, Detail: detail})
-	}
-	if plain := filepath.Join(m.Git.CommonDir, "hooks"); plain != dir {
-		for _, st := range hooks.Inspect(plain) {
-			if st.Installed {
-				out = append(out, isolation.Finding{Check: "hook " + st.Name, Status: "problem",
-					Detail: fmt.Sprintf("installed at %s, which core.hooksPath shadows: git runs hooks from %s; run `git apex hooks install` again", st.Path, dir)})
-			}
-		}
-	}
-	return out
 }

@@ -7,8 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/sweep"
 )
 
 func gcCommand() *cli.Command {
@@ -34,7 +35,7 @@ func gcCommand() *cli.Command {
 			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
-			opts := isolation.GCOptions{Merged: c.Bool("merged"), Orphans: c.Bool("orphans"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
+			opts := sweep.GCOptions{Merged: c.Bool("merged"), Orphans: c.Bool("orphans"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
 			if s := c.String("older-than"); s != "" {
 				d, err := policy.ParseDuration(s)
 				if err != nil || d == 0 {
@@ -43,14 +44,14 @@ func gcCommand() *cli.Command {
 				opts.OlderThan = d
 			}
 			opts.Cwd, _ = os.Getwd()
-			return withManager(c, func(m *isolation.Manager) error {
-				items, err := m.GC(c.Context, opts)
+			return withRepo(c, func(r *repo.Repo) error {
+				items, err := sweep.New(r).GC(c.Context, opts)
 				if err != nil {
 					return err
 				}
 				if c.Bool("json") {
 					if items == nil {
-						items = []isolation.GCItem{}
+						items = []sweep.GCItem{}
 					}
 					return printJSON(c, items)
 				}

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/hooks"
+	"github.com/git-apex/git-apex/sweep"
 )
 
 func hooksCommand() *cli.Command {
@@ -52,7 +53,7 @@ func hookCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return usageError(c, "expected a hook name")
 			}
-			hooks.Handle(c.Context, c.Args().First(), c.Args().Tail(), c.App.ErrWriter)
+			sweep.Hook(c.Context, c.Args().First(), c.Args().Tail(), c.App.ErrWriter)
 			return nil
 		},
 	}

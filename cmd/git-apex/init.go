@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/hooks"
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/repo"
 )
 
 func initCommand() *cli.Command {
@@ -24,12 +24,12 @@ func initCommand() *cli.Command {
 			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
-			path, err := isolation.InitPolicy(c.Context, ".", c.Bool("force"))
+			path, err := repo.InitPolicy(c.Context, ".", c.Bool("force"))
 			if err != nil {
 				return err
 			}
 			note(c, "wrote %s; edit it, then commit it so every clone shares the policy", path)
-			note(c, "%s", isolation.RuntimeReport(c.Context))
+			note(c, "%s", repo.RuntimeReport(c.Context))
 			if err := offerHooks(c); err != nil {
 				return err
 			}

@@ -7,7 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/pool"
+	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -45,10 +46,10 @@ func poolCommand() *cli.Command {
 					if c.IsSet("size") && c.Int("size") <= 0 {
 						return usageError(c, "--size %d: the pool size must be a positive number", c.Int("size"))
 					}
-					return withManager(c, func(m *isolation.Manager) error {
+					return withRepo(c, func(r *repo.Repo) error {
 						size := c.Int("size")
 						if !c.IsSet("size") {
-							pol, err := m.Policy()
+							pol, err := r.Policy()
 							if err != nil {
 								return err
 							}
@@ -57,7 +58,7 @@ func poolCommand() *cli.Command {
 						if size <= 0 {
 							return usageError(c, "no pool size: set [pool].size in the policy or pass --size N")
 						}
-						slots, err := m.PoolWarm(c.Context, size)
+						slots, err := pool.New(r).Warm(c.Context, size)
 						if err == nil {
 							note(c, "the pool has %d slots", len(slots))
 						}
@@ -73,8 +74,8 @@ func poolCommand() *cli.Command {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return withManager(c, func(m *isolation.Manager) error {
-						slots, reclaimed, err := m.PoolStatus(c.Context)
+					return withRepo(c, func(r *repo.Repo) error {
+						slots, reclaimed, err := pool.New(r).Status(c.Context)
 						if err != nil {
 							return err
 						}
@@ -92,8 +93,8 @@ func poolCommand() *cli.Command {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return withManager(c, func(m *isolation.Manager) error {
-						n, err := m.PoolDrain(c.Context)
+					return withRepo(c, func(r *repo.Repo) error {
+						n, err := pool.New(r).Drain(c.Context)
 						if err == nil {
 							note(c, "removed %d idle slots", n)
 						}

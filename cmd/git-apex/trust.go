@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/repo"
 )
 
 func trustCommand() *cli.Command {
@@ -23,8 +23,8 @@ func trustCommand() *cli.Command {
 			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
-			return withManager(c, func(m *isolation.Manager) error {
-				host, had, err := m.Trust(c.Bool("revoke"))
+			return withRepo(c, func(r *repo.Repo) error {
+				host, had, err := r.Trust(c.Bool("revoke"))
 				switch {
 				case err != nil:
 					return err

@@ -1,13 +1,15 @@
-package isolation
+package sweep
 
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -31,8 +33,8 @@ type GCItem struct {
 
 // GC removes merged and inactive envs and, with Orphans, reports and
 // repairs what git and the state disagree on.
-func (m *Manager) GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
-	pol, err := m.Policy()
+func (sw *Sweeper) GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
+	pol, err := sw.r.Policy()
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +43,7 @@ func (m *Manager) GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 	}
 	var items []GCItem
 	if opts.Merged || opts.OlderThan > 0 {
-		swept, err := m.Sweep(ctx, SweepOptions{Merged: opts.Merged, OlderThan: opts.OlderThan, DryRun: opts.DryRun, Cwd: opts.Cwd})
+		swept, err := sw.Run(ctx, Options{Merged: opts.Merged, OlderThan: opts.OlderThan, DryRun: opts.DryRun, Cwd: opts.Cwd})
 		if err != nil {
 			return nil, err
 		}
@@ -50,7 +52,7 @@ func (m *Manager) GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 		}
 	}
 	if opts.Orphans {
-		orphans, err := m.orphans(ctx, pol, opts)
+		orphans, err := sw.orphans(ctx, pol, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +61,7 @@ func (m *Manager) GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 	return items, nil
 }
 
-func sweepReport(it SweepItem, dryRun bool) GCItem {
+func sweepReport(it Item, dryRun bool) GCItem {
 	item := GCItem{Target: it.Env.Identity, Action: "kept", Reason: it.Kept}
 	if it.Removed {
 		item.Action, item.Reason = "removed", it.Why
@@ -79,42 +81,46 @@ func sweepReport(it SweepItem, dryRun bool) GCItem {
 // (adopted with Force when their directory is a valid identity), and git
 // registrations whose directory is gone (pruned). Locked worktrees are
 // reported with their reason and never touched.
-func (m *Manager) orphans(ctx context.Context, pol *policy.Policy, opts GCOptions) ([]GCItem, error) {
-	lk, err := m.lock(ctx)
+func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptions) ([]GCItem, error) {
+	lk, err := sw.r.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer lk.Unlock()
-	worktrees, envs, err := m.snapshot(ctx, lk)
+	worktrees, envs, err := sw.r.Snapshot(ctx, lk)
 	if err != nil {
 		return nil, err
 	}
 	if !opts.DryRun {
-		if _, err := m.healAll(ctx, lk, envs, worktrees); err != nil {
+		if _, err := heal.All(ctx, sw.r, lk, envs, worktrees); err != nil {
 			return nil, err
 		}
 	}
 	known := map[string]bool{}
 	for _, e := range envs {
 		if e.Live() {
-			known[realPath(e.Path)] = true
+			known[gitx.RealPath(e.Path)] = true
 		}
 	}
-	root := envRoot(pol, m.Git.MainRoot())
+	root := pol.EnvRoot(sw.r.Git.MainRoot())
 	var items []GCItem
 	prunable := false
 	for _, wt := range worktrees[1:] {
 		switch {
 		case wt.Prunable && wt.Locked:
-			items = append(items, GCItem{Action: "kept", Target: wt.Path, Reason: "directory gone, but locked: " + lockReason(wt)})
+			items = append(items, GCItem{Action: "kept", Target: wt.Path, Reason: "directory gone, but locked: " + isolation.LockReason(wt)})
 		case wt.Prunable:
 			prunable = true
-			items = append(items, GCItem{Action: pick(opts.DryRun, "would prune", "pruned"), Target: wt.Path, Reason: "git's registration of a deleted worktree"})
-		case known[realPath(wt.Path)] || !within(wt.Path, root):
+			action := "pruned"
+			if opts.DryRun {
+				action = "would prune"
+			}
+			items = append(items, GCItem{Action: action, Target: wt.Path, Reason: "git's registration of a deleted worktree"})
+		case known[gitx.RealPath(wt.Path)] || !gitx.Within(wt.Path, root):
 		case wt.Locked:
-			items = append(items, GCItem{Action: "kept", Target: wt.Path, Reason: "unknown worktree, locked: " + lockReason(wt)})
+			items = append(items, GCItem{Action: "kept", Target: wt.Path, Reason: "unknown worktree, locked: " + isolation.LockReason(wt)})
 		default:
-			items = append(items, m.unknownWorktree(ctx, wt, worktrees[0].Branch, opts))
+			items = append(items, sw.Adopt(ctx, wt, worktrees[0].Branch, opts))
 		}
 	}
 	if prunable && !opts.DryRun {
@@ -122,17 +128,17 @@ func (m *Manager) orphans(ctx context.Context, pol *policy.Policy, opts GCOption
 			return nil, err
 		}
 	}
-	return append(items, m.orphanContainers(ctx, envs, opts)...), nil
+	return append(items, sw.orphanContainers(ctx, envs, opts)...), nil
 }
 
 // orphanContainers finds this repository's labelled containers that no
 // live env owns, a killed start's say; Force removes them.
-func (m *Manager) orphanContainers(ctx context.Context, envs []*state.Env, opts GCOptions) []GCItem {
-	rt, err := m.runtime(ctx)
+func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts GCOptions) []GCItem {
+	rt, err := sw.r.Runtime(ctx)
 	if err != nil {
 		return nil // no runtime: no containers to find
 	}
-	found, err := rt.List(ctx, map[string]string{labelRepo: realPath(m.Git.CommonDir)})
+	found, err := rt.List(ctx, map[string]string{sandbox.LabelRepo: sw.r.Key()})
 	if err != nil {
 		return []GCItem{{Action: "kept", Target: "containers", Reason: "cannot list them: " + err.Error()}}
 	}
@@ -148,12 +154,12 @@ func (m *Manager) orphanContainers(ctx context.Context, envs []*state.Env, opts 
 			continue
 		}
 		item := GCItem{Action: "found", Target: "container " + c.Name,
-			Reason: "labelled for " + c.Labels[labelEnv] + ", which no environment owns; `git apex gc --orphans --force` removes it"}
+			Reason: "labelled for " + c.Labels[sandbox.LabelEnv] + ", which no environment owns; `git apex gc --orphans --force` removes it"}
 		if opts.Force && !opts.DryRun {
 			if err := rt.Remove(ctx, c.ID); err != nil {
 				item.Reason = "cannot remove it: " + err.Error()
 			} else {
-				item.Action, item.Reason = "removed", "labelled for "+c.Labels[labelEnv]+", which no environment owns"
+				item.Action, item.Reason = "removed", "labelled for "+c.Labels[sandbox.LabelEnv]+", which no environment owns"
 			}
 		}
 		items = append(items, item)
@@ -161,9 +167,9 @@ func (m *Manager) orphanContainers(ctx context.Context, envs []*state.Env, opts 
 	return items
 }
 
-// unknownWorktree reports, or with Force adopts, a worktree under the env
+// Adopt reports, or with Force adopts, a worktree under the env
 // root that no env records.
-func (m *Manager) unknownWorktree(ctx context.Context, wt gitx.Worktree, base string, opts GCOptions) GCItem {
+func (sw *Sweeper) Adopt(ctx context.Context, wt gitx.Worktree, base string, opts GCOptions) GCItem {
 	item := GCItem{Action: "found", Target: wt.Path, Reason: "a worktree git-apex does not know; `git apex gc --orphans --force` adopts it"}
 	id, err := policy.ParseIdentity(filepath.Base(wt.Path))
 	if err != nil {
@@ -179,30 +185,10 @@ func (m *Manager) unknownWorktree(ctx context.Context, wt gitx.Worktree, base st
 	if wt.Branch != "" {
 		env.Base = base
 	}
-	if err := m.Store.Create(ctx, env, "adopted", "by gc: worktree at "+wt.Path); err != nil {
+	if err := sw.r.Store.Create(ctx, env, "adopted", "by gc: worktree at "+wt.Path); err != nil {
 		item.Reason = "cannot adopt it: " + err.Error()
 		return item
 	}
 	item.Action, item.Target, item.Reason = "adopted", id.String(), "worktree at "+wt.Path
 	return item
-}
-
-// envRoot is the directory envs are made under: the policy's root up to
-// its first placeholder other than {repo}.
-func envRoot(pol *policy.Policy, mainRoot string) string {
-	root := strings.ReplaceAll(pol.Worktree.Root, "{repo}", filepath.Base(mainRoot))
-	if i := strings.IndexByte(root, '{'); i >= 0 {
-		root = filepath.Dir(root[:i] + "x")
-	}
-	if !filepath.IsAbs(root) {
-		root = filepath.Join(mainRoot, root)
-	}
-	return filepath.Clean(root)
-}
-
-func pick(cond bool, yes, no string) string {
-	if cond {
-		return yes
-	}
-	return no
 }

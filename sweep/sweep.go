@@ -1,4 +1,9 @@
-package isolation
+// Package sweep removes envs in numbers: those whose branches are merged
+// (found by the merged package) or that have been inactive too long, on
+// `git apex gc` and from the git hooks after a merge or a rebase; and,
+// for gc --orphans, what git and the state disagree on. Each removal is
+// isolation's, without force, so a sweep never removes work.
+package sweep
 
 import (
 	"context"
@@ -7,12 +12,27 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/merged"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
 
-// SweepOptions say what Sweep removes.
-type SweepOptions struct {
+// Sweeper sweeps the envs of an opened repository.
+type Sweeper struct {
+	r    *repo.Repo
+	envs *isolation.Manager
+}
+
+// New is the sweeper of an opened repository.
+func New(r *repo.Repo) *Sweeper {
+	return &Sweeper{r: r, envs: isolation.New(r)}
+}
+
+// Options say what Run removes.
+type Options struct {
 	Merged     bool          // envs whose branch is merged into their base
 	OlderThan  time.Duration // envs inactive for longer than this; 0: none
 	SinceMerge bool          // narrow the merged checks to what the merge from ORIG_HEAD brought (hooks)
@@ -20,8 +40,8 @@ type SweepOptions struct {
 	Cwd        string        // the env holding this directory is kept
 }
 
-// SweepItem is what Sweep did, or would do, with one env.
-type SweepItem struct {
+// Item is what Run did, or would do, with one env.
+type Item struct {
 	Env           *state.Env
 	Removed       bool   // removed (with DryRun: would be)
 	Why           string // why it was chosen: the merged reason, or how long inactive
@@ -30,21 +50,21 @@ type SweepItem struct {
 	BranchDeleted bool
 }
 
-// Sweep removes the live envs that are merged or inactive, oldest first,
+// Run removes the live envs that are merged or inactive, oldest first,
 // each only if Remove would (no force), deleting merged branches when
 // [worktree].delete_merged_branches. It returns an item for every live
 // env it looked at, with what it did and why.
-func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, error) {
-	pol, err := m.Policy()
+func (sw *Sweeper) Run(ctx context.Context, opts Options) ([]Item, error) {
+	pol, err := sw.r.Policy()
 	if err != nil {
 		return nil, err
 	}
-	lk, err := m.lock(ctx)
+	lk, err := sw.r.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer lk.Unlock()
-	envs, err := m.Store.Envs(ctx, false)
+	envs, err := sw.r.Store.Envs(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +73,7 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 	// active. A database another process holds is given up on here, once,
 	// within the Store's wait (a second in the hooks).
 	if len(envs) > 0 && !opts.DryRun {
-		if err := m.Store.Probe(ctx); err != nil {
+		if err := sw.r.Store.Probe(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -66,51 +86,51 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 		}
 		return err
 	}
-	var items []SweepItem
+	var items []Item
 	var present []*state.Env
 	for _, e := range envs {
-		if e.Mode != string(policy.Shared) && !exists(e.Path) {
+		if e.Mode != string(policy.Shared) && !gitx.Exists(e.Path) {
 			if err := listWorktrees(); err != nil {
 				return nil, err
 			}
 			if opts.DryRun {
-				items = append(items, SweepItem{Env: e, Kept: m.diagnose(e, worktrees).describe(e) + ": would be healed"})
+				items = append(items, Item{Env: e, Kept: heal.Diagnose(sw.r, e, worktrees).Describe(e) + ": would be healed"})
 				continue
 			}
-			if _, _, err := m.heal(ctx, lk, e, worktrees); err != nil {
+			if _, _, err := heal.One(ctx, sw.r, lk, e, worktrees); err != nil {
 				return nil, err
 			}
 			if !e.Live() {
-				items = append(items, SweepItem{Env: e, Kept: "its worktree was deleted by hand: marked destroyed"})
+				items = append(items, Item{Env: e, Kept: "its worktree was deleted by hand: marked destroyed"})
 				continue
 			}
 		}
 		present = append(present, e) // a moved worktree was followed
 	}
-	branches, err := m.Git.Branches(ctx, opts.OlderThan > 0)
+	branches, err := sw.r.Git.Branches(ctx, opts.OlderThan > 0)
 	if err != nil {
 		return nil, err
 	}
 
-	merged := map[int64]mergeStatus{}
+	status := map[int64]merged.Status{}
 	if opts.Merged && len(present) > 0 {
 		since := ""
 		if opts.SinceMerge {
-			since = m.Git.OrigHead(ctx) // "": check every env with commits of its own
+			since = sw.r.Git.OrigHead(ctx) // "": check every env with commits of its own
 		}
-		if merged, err = m.mergedEnvs(ctx, present, branches, since); err != nil {
+		if status, err = merged.Check(ctx, sw.r.Git, sw.r.Store, present, branches, since); err != nil {
 			return nil, err
 		}
 	}
 	var activity map[int64]time.Time
 	if opts.OlderThan > 0 {
-		if activity, err = m.Store.LastActivity(ctx); err != nil {
+		if activity, err = sw.r.Store.LastActivity(ctx); err != nil {
 			return nil, err
 		}
 	}
 	for _, e := range present {
-		item := SweepItem{Env: e}
-		st := merged[e.ID]
+		item := Item{Env: e}
+		st := status[e.ID]
 		switch {
 		case st.Merged():
 			item.Why, item.Merged = st.Reason, true
@@ -128,7 +148,7 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 			if err := listWorktrees(); err != nil {
 				return nil, err
 			}
-			m.sweepOne(ctx, lk, &item, opts, item.Merged && pol.Worktree.DeleteMergedBranches, worktrees)
+			sw.sweepOne(ctx, lk, &item, opts, item.Merged && pol.Worktree.DeleteMergedBranches, worktrees)
 		}
 		items = append(items, item)
 	}
@@ -137,37 +157,37 @@ func (m *Manager) Sweep(ctx context.Context, opts SweepOptions) ([]SweepItem, er
 
 // sweepOne removes one chosen env, or records why it stays. A dry run
 // checks what would stop the removal without changing anything.
-func (m *Manager) sweepOne(ctx context.Context, lk *gitx.Locked, item *SweepItem, opts SweepOptions, deleteBranch bool, worktrees []gitx.Worktree) {
+func (sw *Sweeper) sweepOne(ctx context.Context, lk *gitx.Locked, item *Item, opts Options, deleteBranch bool, worktrees []gitx.Worktree) {
 	if opts.DryRun {
-		item.Kept = m.wouldKeep(ctx, lk, item.Env, worktrees, opts.Cwd)
+		item.Kept = sw.wouldKeep(ctx, lk, item.Env, worktrees, opts.Cwd)
 		item.Removed = item.Kept == ""
 		return
 	}
-	res, err := m.remove(ctx, lk, item.Env, RemoveOptions{Cwd: opts.Cwd, DeleteBranch: deleteBranch,
-		branchMerged: item.Merged, worktrees: worktrees})
+	res, err := sw.envs.RemoveLocked(ctx, lk, item.Env, isolation.RemoveOptions{Cwd: opts.Cwd, DeleteBranch: deleteBranch,
+		BranchMerged: item.Merged, Worktrees: worktrees})
 	if err == nil {
 		item.Removed, item.BranchDeleted = true, res.BranchDeleted
 		return
 	}
 	item.Kept = strings.TrimPrefix(err.Error(), "cannot remove "+item.Env.Identity+": ")
-	if rerr := m.Store.Record(ctx, item.Env, "skipped", fmt.Sprintf("%s, but kept: %s", item.Why, item.Kept)); rerr != nil {
+	if rerr := sw.r.Store.Record(ctx, item.Env, "skipped", fmt.Sprintf("%s, but kept: %s", item.Why, item.Kept)); rerr != nil {
 		item.Kept += "; " + rerr.Error()
 	}
 }
 
 // wouldKeep says why a removal would be refused (a locked worktree, the
 // caller's directory, uncommitted work), or "".
-func (m *Manager) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.Env, worktrees []gitx.Worktree, cwd string) string {
+func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.Env, worktrees []gitx.Worktree, cwd string) string {
 	wt, ok := gitx.FindWorktree(worktrees, env.Path)
 	switch {
 	case env.Mode == string(policy.Shared) || !ok:
 		return ""
 	case wt.Locked:
-		return "its worktree is locked (" + lockReason(wt) + ")"
-	case cwd != "" && within(cwd, wt.Path):
+		return "its worktree is locked (" + isolation.LockReason(wt) + ")"
+	case cwd != "" && gitx.Within(cwd, wt.Path):
 		return "your current directory is inside it"
 	}
-	if changes, err := lk.Status(ctx, wt.Path, contained(env)); err != nil || changes.Dirty() {
+	if changes, err := lk.Status(ctx, wt.Path, env.Contained()); err != nil || changes.Dirty() {
 		if err != nil {
 			return err.Error()
 		}
@@ -199,14 +219,14 @@ func roundDuration(d time.Duration) string {
 	return fmt.Sprintf("%ds", int(d.Seconds()))
 }
 
-// SweepMerged is what the git hooks run after a merge or a rebase in the
-// worktree at cwd: a Sweep of merged envs narrowed to what the merge
+// Merged is what the git hooks run after a merge or a rebase in the
+// worktree at cwd: a Run over merged envs narrowed to what the merge
 // brought in (since ORIG_HEAD), when [worktree].cleanup_on_merge. It
 // keeps the env holding cwd.
-func (m *Manager) SweepMerged(ctx context.Context, cwd string) ([]SweepItem, error) {
-	pol, err := m.Policy()
+func (sw *Sweeper) Merged(ctx context.Context, cwd string) ([]Item, error) {
+	pol, err := sw.r.Policy()
 	if err != nil || !pol.Worktree.CleanupOnMerge {
 		return nil, err
 	}
-	return m.Sweep(ctx, SweepOptions{Merged: true, SinceMerge: true, Cwd: cwd})
+	return sw.Run(ctx, Options{Merged: true, SinceMerge: true, Cwd: cwd})
 }

@@ -1,4 +1,4 @@
-package isolation
+package doctor
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/intent"
+	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
 
 // What a killed git-apex can leave, and how doctor finds it:
 //
-//   - a start or removal cut short: its intent (intent.go), which names
+//   - a start or removal cut short: its intent (the intent package), which names
 //     the path, the branch and whether the start made it;
 //   - a pool slot made or moved without its row, or a row whose worktree
 //     went: everything under apex/pool that no slot row names;
@@ -31,7 +33,7 @@ import (
 
 // recoverCrashes finds and, with fix, clears what killed processes left.
 // The caller holds the repository lock.
-func (m *Manager) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) ([]Finding, error) {
+func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) ([]Finding, error) {
 	var out []Finding
 	// clear reports a leftover and, with fix, clears it with fn.
 	clear := func(check, detail string, fn func() error) {
@@ -47,41 +49,42 @@ func (m *Manager) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool)
 		}
 	}
 	// git's lock files first: the repairs below run git.
-	for _, lock := range staleGitLocks(m.Git.CommonDir) {
+	for _, lock := range staleGitLocks(d.r.Git.CommonDir) {
 		clear("git lock", lock+" is held by no process: a killed git left it", func() error { return os.Remove(lock) })
 	}
 	// An intent half written: its process was killed before it changed
 	// anything (intents are written under the lock this holds).
-	halfWritten, _ := filepath.Glob(filepath.Join(m.intentDir(), "*.tmp"))
+	intents := intent.Dir(d.r.Git.ApexDir())
+	halfWritten := intent.HalfWritten(intents)
 	for _, tmp := range halfWritten {
 		clear("intent "+filepath.Base(tmp), "an intent whose writing was cut short, before anything was done", func() error { return os.Remove(tmp) })
 	}
-	intents, err := m.orphanIntents()
+	orphans, err := intent.Orphans(intents)
 	if err != nil {
 		return nil, err
 	}
-	for _, in := range intents {
+	for _, in := range orphans {
 		what := fmt.Sprintf("a %s of %s was cut short (process %d is gone)", in.Op, in.Identity, in.PID)
 		clear(in.Identity, what, func() error {
-			kept, err := m.recoverIntent(ctx, lk, in)
+			kept, err := d.recoverIntent(ctx, lk, in)
 			if err != nil {
 				return err
 			}
-			in.done()
+			in.Done()
 			if kept != "" {
 				out = append(out, Finding{Check: in.Identity, Status: "problem", Detail: "kept " + kept})
 			}
 			return nil
 		})
 	}
-	if _, err := m.reclaim(ctx, lk); err != nil {
+	if _, err := d.pool.Reclaim(ctx, lk); err != nil {
 		return nil, err
 	}
-	worktrees, envs, err := m.snapshot(ctx, lk)
+	worktrees, envs, err := d.r.Snapshot(ctx, lk)
 	if err != nil {
 		return nil, err
 	}
-	slots, err := m.Store.Slots(ctx)
+	slots, err := d.r.Store.Slots(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -89,16 +92,16 @@ func (m *Manager) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool)
 	// (--keep-failed): those hold a failed task's output.
 	owned := map[string]bool{}
 	for _, s := range slots {
-		owned[realPath(s.Path)] = true
+		owned[gitx.RealPath(s.Path)] = true
 	}
 	for _, e := range envs {
-		owned[realPath(e.Path)] = true
+		owned[gitx.RealPath(e.Path)] = true
 	}
 	registered := map[string]bool{}
 	for _, wt := range worktrees[1:] {
-		registered[realPath(wt.Path)] = true
+		registered[gitx.RealPath(wt.Path)] = true
 		switch {
-		case within(wt.Path, m.poolDir()) && !owned[realPath(wt.Path)]:
+		case gitx.Within(wt.Path, d.pool.Dir()) && !owned[gitx.RealPath(wt.Path)]:
 			clear("worktree "+wt.Path, "a pool worktree that no slot records (a killed `pool warm` or pooled start)",
 				func() error { return lk.DropWorktree(ctx, wt.Path) })
 		case wt.Locked && wt.LockReason == "initializing" && wt.Prunable:
@@ -107,15 +110,15 @@ func (m *Manager) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool)
 		}
 	}
 	// Directories in the pool that are no worktree: a killed add's.
-	if entries, err := os.ReadDir(m.poolDir()); err == nil {
+	if entries, err := os.ReadDir(d.pool.Dir()); err == nil {
 		for _, e := range entries {
-			path := filepath.Join(m.poolDir(), e.Name())
-			if !registered[realPath(path)] && !owned[realPath(path)] {
+			path := filepath.Join(d.pool.Dir(), e.Name())
+			if !registered[gitx.RealPath(path)] && !owned[gitx.RealPath(path)] {
 				clear("pool "+path, "a pool directory that is no worktree", func() error { return os.RemoveAll(path) })
 			}
 		}
 	}
-	for _, dir := range m.orphanSandboxes(ctx, envs) {
+	for _, dir := range d.orphanSandboxes(ctx, envs) {
 		clear("sandbox "+filepath.Base(dir), "a container's private git directory that no environment owns", func() error { return os.RemoveAll(dir) })
 	}
 	return out, nil
@@ -123,19 +126,19 @@ func (m *Manager) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool)
 
 // recoverIntent undoes a start or finishes a removal that a killed
 // process left half done; kept says what it left in place, and why.
-func (m *Manager) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent) (kept string, err error) {
-	env, err := m.Store.Live(ctx, in.Identity)
+func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.Intent) (kept string, err error) {
+	env, err := d.r.Store.Live(ctx, in.Identity)
 	if err != nil {
 		return "", err
 	}
-	recorded := env != nil && realPath(env.Path) == realPath(in.Path)
+	recorded := env != nil && gitx.RealPath(env.Path) == gitx.RealPath(in.Path)
 	switch {
 	case in.Op == "start" && recorded:
 		return "", nil // the env was made and recorded: nothing to undo
 	case in.Op == "remove" && !recorded:
 		return "", nil // the removal was recorded
 	case in.Op == "remove":
-		return m.finishRemoval(ctx, lk, env, in)
+		return d.finishRemoval(ctx, lk, env, in)
 	}
 	// A start that was not recorded: its path did not exist before it
 	// (start refuses a path that does), and holds only what git checked
@@ -150,7 +153,7 @@ func (m *Manager) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent
 			}
 		}
 	}
-	return "", m.dropContainerOf(ctx, in.Identity)
+	return "", d.dropContainerOf(ctx, in.Identity)
 }
 
 // finishRemoval completes a removal whose process was killed: what is
@@ -160,9 +163,9 @@ func (m *Manager) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent
 // removal was forced, a worktree still whole is checked again here, and
 // one with work in it (anything but files that git had begun to delete)
 // stays, and so does the env: kept says why.
-func (m *Manager) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.Env, in *intent) (kept string, err error) {
-	if env.Mode != "shared" && !in.Force && m.Git.GitfileProblem(env.Path) == "" {
-		changes, err := lk.Status(ctx, env.Path, contained(env))
+func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.Env, in *intent.Intent) (kept string, err error) {
+	if env.Mode != "shared" && !in.Force && d.r.Git.GitfileProblem(env.Path) == "" {
+		changes, err := lk.Status(ctx, env.Path, env.Contained())
 		if err != nil {
 			return "", err
 		}
@@ -170,8 +173,8 @@ func (m *Manager) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state
 			return fmt.Sprintf("%s, which has %s files: the removal had not passed its check", env.Identity, changes), nil
 		}
 	}
-	if contained(env) {
-		if err := m.dropContainerOf(ctx, env.Identity); err != nil {
+	if env.Contained() {
+		if err := d.dropContainerOf(ctx, env.Identity); err != nil {
 			return "", err
 		}
 	}
@@ -187,39 +190,39 @@ func (m *Manager) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state
 			}
 		}
 	}
-	_, err = m.Store.Destroy(ctx, env, "removed", "finished by doctor after the removing process was killed")
+	_, err = d.r.Store.Destroy(ctx, env, "removed", "finished by doctor after the removing process was killed")
 	return "", err
 }
 
 // dropContainerOf removes identity's container and sandbox when no live
 // env owns them.
-func (m *Manager) dropContainerOf(ctx context.Context, identity string) error {
-	if env, err := m.Store.Live(ctx, identity); err != nil || env != nil && contained(env) {
+func (d *Doctor) dropContainerOf(ctx context.Context, identity string) error {
+	if env, err := d.r.Store.Live(ctx, identity); err != nil || env != nil && env.Contained() {
 		return err
 	}
-	s := m.sandboxFor(identity, "", "")
-	if rt, err := m.runtime(ctx); err == nil {
-		if err := rt.Remove(ctx, s.name); err != nil {
+	s := sandbox.For(d.r, identity, "", "")
+	if rt, err := d.r.Runtime(ctx); err == nil {
+		if err := rt.Remove(ctx, s.Name()); err != nil {
 			return err
 		}
 	}
-	return os.RemoveAll(s.dir)
+	return os.RemoveAll(s.Dir())
 }
 
 // orphanSandboxes are the sandboxes no live full env of envs owns and no
 // container uses.
-func (m *Manager) orphanSandboxes(ctx context.Context, envs []*state.Env) []string {
-	entries, err := os.ReadDir(filepath.Join(m.Git.ApexDir(), "sandbox"))
+func (d *Doctor) orphanSandboxes(ctx context.Context, envs []*state.Env) []string {
+	entries, err := os.ReadDir(sandbox.Root(d.r))
 	if err != nil {
 		return nil
 	}
 	owned := map[string]bool{}
 	for _, e := range envs {
-		if contained(e) {
-			owned[m.containerName(e.Identity)] = true
+		if e.Contained() {
+			owned[sandbox.ContainerName(d.r, e.Identity)] = true
 		}
 	}
-	rt, rtErr := m.runtime(ctx)
+	rt, rtErr := d.r.Runtime(ctx)
 	var out []string
 	for _, e := range entries {
 		if owned[e.Name()] {
@@ -230,7 +233,7 @@ func (m *Manager) orphanSandboxes(ctx context.Context, envs []*state.Env) []stri
 				continue // a batch task's, or a container gc --orphans reports
 			}
 		}
-		out = append(out, filepath.Join(m.Git.ApexDir(), "sandbox", e.Name()))
+		out = append(out, filepath.Join(sandbox.Root(d.r), e.Name()))
 	}
 	return out
 }

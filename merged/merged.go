@@ -1,4 +1,9 @@
-package isolation
+// Package merged decides which envs' branches are merged into their
+// bases (by merge, fast-forward, squash or rebase) for many envs at once,
+// with a bounded number of git processes and the state's cache of the
+// paths each branch touched. It reads git and that cache and changes
+// nothing else: list shows what it finds, sweep removes by it.
+package merged
 
 import (
 	"context"
@@ -7,16 +12,16 @@ import (
 	"github.com/git-apex/git-apex/state"
 )
 
-// mergeStatus is what the merged checks found for one env.
-type mergeStatus struct {
+// Status is what the merged checks found for one env.
+type Status struct {
 	Reason string // why its branch counts as merged; "" when it does not
 	Kept   string // when not merged: why ("no commits of its own", ...)
 }
 
 // Merged reports whether the status says merged.
-func (s mergeStatus) Merged() bool { return s.Reason != "" }
+func (s Status) Merged() bool { return s.Reason != "" }
 
-// mergedEnvs checks the branches of envs against their bases with a
+// Check checks the branches of envs against their bases with a
 // bounded number of git processes: given every branch tip, two per
 // distinct base (its ref, and ancestry of every branch), then the costly
 // squash and rebase checks only where they can matter: for envs whose
@@ -24,8 +29,8 @@ func (s mergeStatus) Merged() bool { return s.Reason != "" }
 // started from (since, from a hook) or else since the env's start commit
 // (one diff per distinct start commit). A branch whose work reached the
 // base changed those paths there, so nothing merged is missed.
-func (m *Manager) mergedEnvs(ctx context.Context, envs []*state.Env, branches map[string]gitx.Branch, since string) (map[int64]mergeStatus, error) {
-	status := make(map[int64]mergeStatus)
+func Check(ctx context.Context, git *gitx.Repo, store *state.Store, envs []*state.Env, branches map[string]gitx.Branch, since string) (map[int64]Status, error) {
+	status := make(map[int64]Status)
 	var err error
 	type baseInfo struct {
 		ref       string
@@ -40,28 +45,28 @@ func (m *Manager) mergedEnvs(ctx context.Context, envs []*state.Env, branches ma
 		tip := branch.Tip
 		switch {
 		case e.Branch == "" || e.Base == "":
-			status[e.ID] = mergeStatus{Kept: "it has no branch or no base"}
+			status[e.ID] = Status{Kept: "it has no branch or no base"}
 			continue
 		case !ok:
-			status[e.ID] = mergeStatus{Kept: "its branch " + e.Branch + " is gone"}
+			status[e.ID] = Status{Kept: "its branch " + e.Branch + " is gone"}
 			continue
 		case tip == e.StartCommit:
-			status[e.ID] = mergeStatus{Kept: "no commits of its own"}
+			status[e.ID] = Status{Kept: "no commits of its own"}
 			continue
 		}
 		b := bases[e.Base]
 		if b == nil {
 			b = &baseInfo{}
-			if b.ref, err = m.Git.BaseRef(ctx, e.Base); err != nil {
+			if b.ref, err = git.BaseRef(ctx, e.Base); err != nil {
 				return nil, err
 			}
-			if b.ancestors, err = m.Git.MergedInto(ctx, b.ref); err != nil {
+			if b.ancestors, err = git.MergedInto(ctx, b.ref); err != nil {
 				return nil, err
 			}
 			bases[e.Base] = b
 		}
 		if _, ok := b.ancestors[e.Branch]; ok {
-			reason, err := m.Git.Merged(ctx, gitx.MergeCheck{Tip: tip, Start: e.StartCommit, Base: b.ref}, true)
+			reason, err := git.Merged(ctx, gitx.MergeCheck{Tip: tip, Start: e.StartCommit, Base: b.ref}, true)
 			if err != nil {
 				return nil, err
 			}
@@ -71,7 +76,7 @@ func (m *Manager) mergedEnvs(ctx context.Context, envs []*state.Env, branches ma
 		deep = append(deep, e)
 		pairs = append(pairs, [2]string{e.StartCommit, tip})
 	}
-	touched, err := m.touchedPaths(ctx, pairs)
+	touched, err := touchedPaths(ctx, git, store, pairs)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +88,7 @@ func (m *Manager) mergedEnvs(ctx context.Context, envs []*state.Env, branches ma
 		}
 		key := [2]string{from, b.ref}
 		if changed[key] == nil {
-			paths, err := m.Git.ChangedPaths(ctx, from, b.ref)
+			paths, err := git.ChangedPaths(ctx, from, b.ref)
 			if err != nil {
 				return nil, err
 			}
@@ -93,10 +98,10 @@ func (m *Manager) mergedEnvs(ctx context.Context, envs []*state.Env, branches ma
 			}
 		}
 		if !overlaps(touched[i], changed[key]) {
-			status[e.ID] = mergeStatus{Kept: "not merged"}
+			status[e.ID] = Status{Kept: "not merged"}
 			continue
 		}
-		reason, err := m.Git.Merged(ctx, gitx.MergeCheck{Tip: branches[e.Branch].Tip, Start: e.StartCommit, Base: b.ref}, false)
+		reason, err := git.Merged(ctx, gitx.MergeCheck{Tip: branches[e.Branch].Tip, Start: e.StartCommit, Base: b.ref}, false)
 		if err != nil {
 			return nil, err
 		}
@@ -105,11 +110,11 @@ func (m *Manager) mergedEnvs(ctx context.Context, envs []*state.Env, branches ma
 	return status, nil
 }
 
-func mergedOrKept(reason string) mergeStatus {
+func mergedOrKept(reason string) Status {
 	if reason == "" {
-		return mergeStatus{Kept: "not merged"}
+		return Status{Kept: "not merged"}
 	}
-	return mergeStatus{Reason: reason}
+	return Status{Reason: reason}
 }
 
 func overlaps(paths []string, set map[string]bool) bool {
@@ -123,12 +128,12 @@ func overlaps(paths []string, set map[string]bool) bool {
 
 // touchedPaths is gitx.TouchedPaths through the state's cache: git reads
 // only the spans the cache lacks, and the cache keeps only these spans.
-func (m *Manager) touchedPaths(ctx context.Context, pairs [][2]string) ([][]string, error) {
+func touchedPaths(ctx context.Context, git *gitx.Repo, store *state.Store, pairs [][2]string) ([][]string, error) {
 	spans := make([]state.Span, len(pairs))
 	for i, p := range pairs {
 		spans[i] = state.Span{Start: p[0], Tip: p[1]}
 	}
-	known, err := m.Store.Touched(ctx, spans)
+	known, err := store.Touched(ctx, spans)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +144,7 @@ func (m *Manager) touchedPaths(ctx context.Context, pairs [][2]string) ([][]stri
 		}
 	}
 	if len(missing) > 0 {
-		found, err := m.Git.TouchedPaths(ctx, missing)
+		found, err := git.TouchedPaths(ctx, missing)
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +154,7 @@ func (m *Manager) touchedPaths(ctx context.Context, pairs [][2]string) ([][]stri
 			fresh[sp], known[sp] = found[i], found[i]
 		}
 		// A cache that cannot be written (a newer schema, say) only costs time.
-		_ = m.Store.SaveTouched(ctx, fresh, spans)
+		_ = store.SaveTouched(ctx, fresh, spans)
 	}
 	touched := make([][]string, len(spans))
 	for i, sp := range spans {

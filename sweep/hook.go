@@ -1,4 +1,4 @@
-package hooks
+package sweep
 
 import (
 	"context"
@@ -8,21 +8,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/hooks"
+	"github.com/git-apex/git-apex/repo"
 )
 
-// Handle is what `git apex hook <name> [args...]` runs, from the hooks
-// Install writes. It removes the environments whose branches are now
+// Hook is what `git apex hook <name> [args...]` runs, from the hooks
+// that hooks.Install writes. It removes the environments whose branches are now
 // merged, when [worktree].cleanup_on_merge, and says in one line each
 // what it removed and, when anything was merged, what it kept and why.
 // It never fails: an error is one line on stderr, and git's command
-// goes on. It does nothing when SkipVar is set, and sets it for anything
+// goes on. It does nothing when hooks.SkipVar is set, and sets it for anything
 // it runs.
-func Handle(ctx context.Context, name string, args []string, stderr io.Writer) {
-	if os.Getenv(SkipVar) == "1" {
+func Hook(ctx context.Context, name string, args []string, stderr io.Writer) {
+	if os.Getenv(hooks.SkipVar) == "1" {
 		return
 	}
-	os.Setenv(SkipVar, "1")
+	os.Setenv(hooks.SkipVar, "1")
 	if err := handle(ctx, name, args, stderr); err != nil {
 		msg, _, _ := strings.Cut(err.Error(), "\n")
 		fmt.Fprintf(stderr, "git-apex: %s hook: %s\n", name, msg)
@@ -41,7 +42,7 @@ func handle(ctx context.Context, name string, args []string, stderr io.Writer) e
 			return nil // an amend merges nothing
 		}
 	default:
-		return fmt.Errorf("unknown hook (git-apex handles %s)", strings.Join(Names, " and "))
+		return fmt.Errorf("unknown hook (git-apex handles %s)", strings.Join(hooks.Names, " and "))
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -49,12 +50,12 @@ func handle(ctx context.Context, name string, args []string, stderr io.Writer) e
 	}
 	// The hook must not hold git up: it waits for the state database
 	// about a second, then leaves everything as it was.
-	m, err := isolation.Open(ctx, cwd, isolation.Options{Stderr: stderr, StateWait: stateWait})
+	r, err := repo.Open(ctx, cwd, repo.Options{Stderr: stderr, StateWait: stateWait})
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	items, err := m.SweepMerged(ctx, cwd)
+	defer r.Close()
+	items, err := New(r).Merged(ctx, cwd)
 	if err != nil {
 		return err
 	}

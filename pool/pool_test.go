@@ -1,4 +1,4 @@
-package isolation
+package pool
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-apex/git-apex/gitx/gittest"
+	"github.com/git-apex/git-apex/repo"
 )
 
 // TestConcurrentWarmersKeepTheSize runs eight warmers of a pool of three
@@ -21,13 +22,13 @@ func TestConcurrentWarmersKeepTheSize(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, err := Open(ctx, dir, Options{})
+			r, err := repo.Open(ctx, dir, repo.Options{})
 			if err != nil {
 				errs <- err
 				return
 			}
-			defer m.Close()
-			_, err = m.PoolWarm(ctx, 3)
+			defer r.Close()
+			_, err = New(r).Warm(ctx, 3)
 			errs <- err
 		}()
 	}
@@ -38,16 +39,16 @@ func TestConcurrentWarmersKeepTheSize(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := Open(ctx, dir, Options{})
+	r, err := repo.Open(ctx, dir, repo.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	slots, err := m.Store.Slots(ctx)
+	defer r.Close()
+	slots, err := r.Store.Slots(ctx)
 	if err != nil || len(slots) != 3 {
 		t.Errorf("slots = %d, %v; want 3", len(slots), err)
 	}
-	if n := strings.Count(git(t, dir, "worktree", "list", "--porcelain"), "worktree "); n != 4 {
+	if n := strings.Count(gittest.Git(t, dir, "worktree", "list", "--porcelain"), "worktree "); n != 4 {
 		t.Errorf("git lists %d worktrees, want the main checkout and 3 slots", n)
 	}
 }

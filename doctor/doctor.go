@@ -1,0 +1,181 @@
+// Package doctor checks where the state, git, the file system and the
+// container engine disagree, and with fix repairs what is safe: drift
+// (through heal), what killed processes left (intents, pool leftovers,
+// orphan sandboxes, stale git locks), missing containers, a damaged state
+// database (rebuilt from git), and the git hooks. It reports; it never
+// removes anyone's work.
+package doctor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/pool"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/state"
+)
+
+// Finding is one line of doctor's report.
+type Finding struct {
+	Check  string `json:"check"`  // what was looked at
+	Status string `json:"status"` // ok, problem or fixed
+	Detail string `json:"detail"`
+}
+
+// Doctor checks an opened repository.
+type Doctor struct {
+	r    *repo.Repo
+	envs *isolation.Manager
+	pool *pool.Pool
+}
+
+// New is the doctor of an opened repository.
+func New(r *repo.Repo) *Doctor {
+	return &Doctor{r: r, envs: isolation.New(r), pool: pool.New(r)}
+}
+
+// Run compares the state, git and the file system and reports where
+// they drift apart. With fix it repairs what is safe: envs whose
+// worktree was deleted, moved or switched by hand, and git's
+// registrations of deleted worktrees. Unknown worktrees, directories that
+// are no longer worktrees and git's lock files are only reported.
+func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
+	var out []Finding
+	add := func(check, status, format string, args ...any) {
+		out = append(out, Finding{Check: check, Status: status, Detail: fmt.Sprintf(format, args...)})
+	}
+	version, err := d.r.Store.Version(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if version > state.SchemaVersion {
+		add("state", "problem", "schema version %d is newer than this git-apex writes (%d): upgrade git-apex", version, state.SchemaVersion)
+	} else {
+		add("state", "ok", "schema version %d at %s", version, repo.StatePath(d.r.Git))
+	}
+	pol, err := d.r.Policy()
+	if err != nil {
+		add("policy", "problem", "%v", err)
+		pol = policy.Default()
+	} else {
+		add("policy", "ok", "%s", pick(pol.File == "", "(built-in defaults)", pol.File))
+	}
+	switch version, err := d.r.RuntimeVersion(ctx); {
+	case err == nil:
+		add("container runtime", "ok", "Docker Engine %s", version)
+	case asksFull(pol):
+		add("container runtime", "problem", "the policy asks for full isolation, but %v: those environments fall back to worktrees", err)
+	default:
+		add("container runtime", "ok", "none answers, and the policy asks for no full isolation (%v)", err)
+	}
+
+	lk, err := d.r.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	recovered, err := d.recoverCrashes(ctx, lk, fix)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, recovered...)
+	worktrees, envs, err := d.r.Snapshot(ctx, lk)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, e := range envs {
+		drift := heal.Diagnose(d.r, e, worktrees)
+		known[gitx.RealPath(e.Path)] = true
+		switch {
+		case drift.Kind == heal.None:
+		case drift.Kind == heal.Gitfile && fix:
+			if err := lk.RestoreGitfile(drift.Worktree.Path); err != nil {
+				add(e.Identity, "problem", "%s; cannot restore it: %v", drift.Describe(e), err)
+			} else {
+				add(e.Identity, "fixed", "%s; restored it", drift.Describe(e))
+			}
+		case drift.Kind == heal.Gitfile:
+			add(e.Identity, "problem", "%s; git-apex runs no git there until `git apex doctor --fix` restores it", drift.Describe(e))
+		case fix && drift.Kind != heal.Stranger:
+			detail := drift.Describe(e)
+			if err := heal.Repair(ctx, d.r, lk, e, drift); err != nil {
+				return nil, err
+			}
+			add(e.Identity, "fixed", "%s", detail)
+		case drift.Kind == heal.Stranger:
+			add(e.Identity, "problem", "%s; look inside it, move it away, then run `git apex doctor --fix`", drift.Describe(e))
+		default:
+			add(e.Identity, "problem", "%s; `git apex doctor --fix` repairs the record", drift.Describe(e))
+		}
+	}
+	out = append(out, d.checkContainers(ctx, envs, fix)...)
+	root := pol.EnvRoot(d.r.Git.MainRoot())
+	for _, wt := range worktrees[1:] {
+		switch {
+		case wt.Prunable && !wt.Locked && !known[gitx.RealPath(wt.Path)]: // an env's own is repaired with it
+			add("worktree "+wt.Path, pick(fix, "fixed", "problem"), "git still registers this deleted worktree; %s",
+				pick(fix, "pruned", "`git apex doctor --fix` prunes it"))
+		case !known[gitx.RealPath(wt.Path)] && gitx.Within(wt.Path, root) && !wt.Prunable:
+			add("worktree "+wt.Path, "problem", "a worktree under the environment root that git-apex does not know; `git apex gc --orphans --force` adopts it")
+		}
+	}
+	if fix {
+		// Registrations of deleted worktrees, locked ones excepted.
+		if err := lk.Prune(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return append(out, d.hooks(ctx)...), nil
+}
+
+// asksFull reports whether any workflow's mode resolves to full.
+func asksFull(pol *policy.Policy) bool {
+	for _, w := range pol.Workflows() {
+		if pol.Mode(w, "") == policy.Full {
+			return true
+		}
+	}
+	return false
+}
+
+// checkContainers reports full envs whose container is gone; with fix it
+// makes them again.
+func (d *Doctor) checkContainers(ctx context.Context, envs []*state.Env, fix bool) []Finding {
+	rt, err := d.r.Runtime(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []Finding
+	for _, e := range envs {
+		if e.Mode != string(policy.Full) || !e.Live() {
+			continue
+		}
+		info, err := rt.Inspect(ctx, e.Container)
+		st := info.State
+		switch {
+		case err != nil:
+			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "cannot inspect its container: " + err.Error()})
+		case st == "missing" && fix:
+			if _, err := d.envs.RemakeContainer(ctx, e); err != nil {
+				out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: err.Error()})
+			} else {
+				out = append(out, Finding{Check: e.Identity, Status: "fixed", Detail: "its container was deleted by hand; made it again"})
+			}
+		case st == "missing":
+			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "its container was deleted by hand; `git apex doctor --fix` or `git apex exec` makes it again"})
+		}
+	}
+	return out
+}
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
+}

@@ -1,0 +1,181 @@
+// Package heal finds where an env's record and git disagree (a worktree
+// switched to another branch, moved, deleted by hand, replaced by a plain
+// directory, or a .git file pointing elsewhere) and repairs what is safe
+// to repair. It changes the record and git's registrations, never a
+// worktree's files.
+package heal
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/state"
+)
+
+// Drift kinds: how an env's record and git disagree.
+const (
+	None     = ""
+	Switched = "switched" // its worktree is on another branch
+	Moved    = "moved"    // its worktree was moved with git worktree move
+	Gone     = "gone"     // its directory was deleted
+	Stranger = "stranger" // its directory is there but no longer a git worktree
+	Gitfile  = "gitfile"  // its .git file points away from its git directory
+)
+
+// Drift is what Diagnose found for one env.
+type Drift struct {
+	Kind     string
+	Worktree gitx.Worktree // the env's worktree, when it has one
+	Found    bool          // Worktree is set
+	branch   string        // switched: the branch it is on now
+	path     string        // moved: where it is now
+	problem  string        // gitfile: what is wrong with it
+}
+
+// Diagnose compares a live env with git's worktrees, changing nothing.
+func Diagnose(r *repo.Repo, env *state.Env, worktrees []gitx.Worktree) Drift {
+	if !env.Live() || env.Mode == string(policy.Shared) {
+		return Drift{}
+	}
+	wt, found := gitx.FindWorktree(worktrees, env.Path)
+	if found && !wt.Prunable {
+		if problem := r.Git.GitfileProblem(wt.Path); problem != "" {
+			return Drift{Kind: Gitfile, Worktree: wt, Found: true, problem: problem}
+		}
+		if env.Branch != "" && wt.Branch != "" && wt.Branch != env.Branch {
+			return Drift{Kind: Switched, Worktree: wt, Found: true, branch: wt.Branch}
+		}
+		return Drift{Worktree: wt, Found: true}
+	}
+	if gitx.Exists(env.Path) {
+		return Drift{Kind: Stranger}
+	}
+	if moved, ok := gitx.WorktreeOnBranch(worktrees, env.Branch); ok && !moved.Prunable && moved.Path != worktrees[0].Path {
+		return Drift{Kind: Moved, Worktree: moved, Found: true, path: moved.Path}
+	}
+	return Drift{Kind: Gone, Worktree: wt, Found: found}
+}
+
+// Describe says what a drift is, for people.
+func (d Drift) Describe(env *state.Env) string {
+	switch d.Kind {
+	case Switched:
+		return fmt.Sprintf("its worktree was switched by hand from branch %s to %s", env.Branch, d.branch)
+	case Moved:
+		return "its worktree was moved to " + d.path
+	case Gone:
+		return "its worktree " + env.Path + " was deleted by hand"
+	case Stranger:
+		return env.Path + " is no longer a git worktree"
+	case Gitfile:
+		return d.problem
+	}
+	return ""
+}
+
+// One compares a live env with git's worktrees and repairs what it
+// safely can: a worktree moved with `git worktree move` is followed, a
+// branch switched by hand is recorded, and an env whose directory is gone
+// is marked destroyed (its stale git registration removed under lk, when
+// lk is not nil). A directory that is no longer a worktree, and a .git
+// file that points away from the worktree's git directory, are left
+// alone: One then fails with exit 3, since no git command may run there
+// (`git apex doctor --fix` restores such a .git file). It returns the
+// env's worktree when it has one.
+func One(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, worktrees []gitx.Worktree) (gitx.Worktree, bool, error) {
+	d := Diagnose(r, env, worktrees)
+	if d.Kind == Gitfile {
+		return gitx.Worktree{}, false, GitfileRefusal(env, d.problem)
+	}
+	if err := Repair(ctx, r, lk, env, d); err != nil {
+		return gitx.Worktree{}, false, err
+	}
+	if d.Kind == Gone {
+		return gitx.Worktree{}, false, nil
+	}
+	return d.Worktree, d.Found, nil
+}
+
+// Repair repairs a drift and says so on stderr.
+func Repair(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, d Drift) error {
+	what := d.Describe(env)
+	switch d.Kind {
+	case Switched:
+		old := env.Branch
+		env.Branch = d.branch
+		if err := r.Store.Save(ctx, env, "switched", fmt.Sprintf("branch %s -> %s, switched by hand", old, d.branch)); err != nil {
+			return err
+		}
+		r.Notef("%s: %s; recorded", env.Identity, what)
+	case Moved:
+		old := env.Path
+		env.Path = d.path
+		if err := r.Store.Save(ctx, env, "moved", fmt.Sprintf("%s -> %s", old, d.path)); err != nil {
+			return err
+		}
+		r.Notef("%s: %s; following it", env.Identity, what)
+	case Gone:
+		dropped, err := r.Store.Destroy(ctx, env, "healed", "worktree directory gone: "+env.Path)
+		if err != nil {
+			return err
+		}
+		r.Notef("%s: %s; marked destroyed%s", env.Identity, what, droppedNote(dropped))
+		if d.Found && lk != nil {
+			// Only the registration is left; removing it frees the branch.
+			if err := lk.RemoveWorktree(ctx, d.Worktree.Path, false); err != nil {
+				r.Warnf("cannot unregister the missing worktree %s: %v", d.Worktree.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
+// GitfileRefusal is the error of a command that will not run git in an
+// env whose .git file points away from its git directory.
+func GitfileRefusal(env *state.Env, problem string) error {
+	return exitcode.New(exitcode.Refused, "refusing to run git in %s (%s): %s; git there would obey another git directory's config. Run `git apex doctor --fix` to restore it",
+		env.Identity, env.Path, problem)
+}
+
+// droppedNote names the links a destroyed env took with it.
+func droppedNote(aliases []string) string {
+	if len(aliases) == 0 {
+		return ""
+	}
+	return "; dropped its links " + strings.Join(aliases, ", ")
+}
+
+// All heals every live env against one worktree listing. Given the
+// repository lock as held (nil when not), it takes the lock itself only
+// when an env turns out to be gone: the lock is not reentrant. It returns,
+// by env ID, why git must not run in an env's worktree (see One).
+func All(ctx context.Context, r *repo.Repo, held *gitx.Locked, envs []*state.Env, worktrees []gitx.Worktree) (map[int64]string, error) {
+	lk := held
+	refused := map[int64]string{}
+	defer func() {
+		if lk != nil && lk != held {
+			lk.Unlock()
+		}
+	}()
+	for _, env := range envs {
+		if env.Live() && env.Mode != string(policy.Shared) && !gitx.Exists(env.Path) && lk == nil {
+			var err error
+			if lk, err = r.Lock(ctx); err != nil {
+				return nil, err
+			}
+		}
+		_, _, err := One(ctx, r, lk, env, worktrees)
+		switch {
+		case err != nil && exitcode.Of(err) == exitcode.Refused:
+			refused[env.ID] = err.Error()
+		case err != nil:
+			return nil, err
+		}
+	}
+	return refused, nil
+}

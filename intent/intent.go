@@ -1,0 +1,105 @@
+// Package intent keeps the crash records of starts and removals. An
+// intent is written, under the repository lock, before a start or a
+// removal changes anything on disk, and deleted once the state database
+// has the record of what was done. A process killed in between (kill -9,
+// a power cut) leaves its intent behind, naming its PID; `git apex doctor
+// --fix` then undoes the start or finishes the removal (see the doctor
+// package). This package only writes, reads and deletes the records.
+package intent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-apex/git-apex/hostexec"
+)
+
+// Intent is a start or a removal about to change the disk.
+type Intent struct {
+	Op        string `json:"op"` // "start" or "remove"
+	Identity  string `json:"identity"`
+	Path      string `json:"path"`
+	Branch    string `json:"branch,omitempty"`
+	NewBranch bool   `json:"new_branch,omitempty"` // start: the branch is made by it, at Start
+	Start     string `json:"start,omitempty"`      // start: the commit it starts from
+	// DeleteBranch is set on a removal that deletes the branch (checked
+	// before the intent was written).
+	DeleteBranch bool `json:"delete_branch,omitempty"`
+	// Force is set on a removal that discards uncommitted work.
+	Force    bool  `json:"force,omitempty"`
+	PID      int   `json:"pid"`
+	PIDStart int64 `json:"pid_start"`
+
+	file string // where it is written
+}
+
+// Dir is where a repository's intents are written, given its apex
+// directory.
+func Dir(apexDir string) string { return filepath.Join(apexDir, "intents") }
+
+// Write records in as this process's in dir, before it acts on it.
+func Write(dir string, in *Intent) error {
+	in.PID, in.PIDStart = hostexec.Self()
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	in.file = filepath.Join(dir, in.Op+"-"+in.Identity+".json")
+	tmp := in.file + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, in.file)
+}
+
+// Done deletes an intent once its record is written (or its work undone).
+func (in *Intent) Done() {
+	if in != nil && in.file != "" {
+		os.Remove(in.file)
+	}
+}
+
+// HalfWritten are the intents in dir whose writing was cut short: their
+// process was killed before it changed anything.
+func HalfWritten(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
+	return files
+}
+
+// Orphans are the intents in dir whose process is gone.
+func Orphans(dir string) ([]*Intent, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*Intent
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		file := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		in := &Intent{file: file}
+		if err := json.Unmarshal(data, in); err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w; remove it by hand", file, err)
+		}
+		if hostexec.Alive(in.PID, in.PIDStart) {
+			continue // its process still runs
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}

@@ -1,0 +1,325 @@
+// Package pool keeps the warm pool: detached worktrees ("slots") ready
+// under <git common dir>/apex/pool, leased to one process at a time,
+// reclaimed when their holder dies, and handed to a start or a batch task.
+// It owns slots and leases; the envs made from them belong to isolation.
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostexec"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/state"
+)
+
+// The warm pool keeps detached worktrees ("slots") ready under
+// <git common dir>/apex/pool, at the base's commit. A slot is idle or
+// leased to one process; a lease records the holder's PID and start time,
+// so a slot whose holder died is reclaimed (reset and made idle) by the
+// next acquire or by `pool status`. Slots are made and switched with the
+// repository's hooks disabled: an env made from a slot has not run
+// post-checkout.
+
+// Pool is a repository's warm pool.
+type Pool struct {
+	r *repo.Repo
+}
+
+// New is the pool of an opened repository.
+func New(r *repo.Repo) *Pool { return &Pool{r: r} }
+
+// Dir is where the slots live.
+func (p *Pool) Dir() string { return filepath.Join(p.r.Git.ApexDir(), "pool") }
+
+// holderAlive reports whether a lease's holder still runs.
+func holderAlive(s *state.Slot) bool {
+	return hostexec.Alive(s.HolderPID, s.HolderStart)
+}
+
+// Commit is the commit new and released slots sit at: the default
+// base's tip.
+func (p *Pool) Commit(ctx context.Context) (string, error) {
+	pol, err := p.r.Policy()
+	if err != nil {
+		return "", err
+	}
+	base := pol.Worktree.Base
+	if base == "" {
+		if p.r.Git.Head == "" { // a bare clone: its HEAD
+			return p.r.Git.Commit(ctx, "HEAD")
+		}
+		worktrees, err := p.r.Git.Worktrees(ctx)
+		if err != nil {
+			return "", err
+		}
+		if base = worktrees[0].Branch; base == "" {
+			return worktrees[0].Head, nil
+		}
+	}
+	return p.r.Git.Commit(ctx, base)
+}
+
+// Warm makes slots until the pool has size of them (idle or leased).
+// It returns the slots.
+func (p *Pool) Warm(ctx context.Context, size int) ([]*state.Slot, error) {
+	if _, err := p.Reclaim(ctx, nil); err != nil {
+		return nil, err
+	}
+	commit, err := p.Commit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		slot, err := p.newSlot(ctx, commit, 0, 0, size)
+		if err != nil {
+			return nil, err
+		}
+		if slot == nil {
+			return p.r.Store.Slots(ctx)
+		}
+	}
+}
+
+// newSlot makes one slot at commit, leased to pid (0: idle), unless the
+// pool has limit slots already: then it returns nil. The count is taken
+// under the repository lock, so that warmers running at once (every
+// pooled start tops the pool up) never make more than limit between them.
+func (p *Pool) newSlot(ctx context.Context, commit string, pid int, start int64, limit int) (*state.Slot, error) {
+	lk, err := p.r.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	if slots, err := p.r.Store.Slots(ctx); err != nil || len(slots) >= limit {
+		return nil, err
+	}
+	if err := os.MkdirAll(p.Dir(), 0o755); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(p.Dir(), "slot-")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(dir) // git worktree add makes it
+	if err := lk.AddDetached(ctx, dir, commit); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("cannot make a pool slot: %w", err)
+	}
+	slot, err := p.r.Store.AddSlot(ctx, dir, commit, pid, start)
+	if err != nil {
+		lk.RemoveWorktree(context.WithoutCancel(ctx), dir, true)
+	}
+	return slot, err
+}
+
+// Reclaim resets the slots whose holder is gone and makes them idle. It
+// returns how many it reclaimed. held is the repository lock when the
+// caller holds it (the lock is not reentrant), else nil.
+func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
+	slots, err := p.r.Store.Slots(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range slots {
+		if !s.Leased() || holderAlive(s) {
+			continue
+		}
+		if err := p.resetSlot(ctx, held, s, false); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// resetSlot puts a slot back at its pool commit, clean, and idle. A slot
+// whose directory is gone is forgotten. A contained slot (a container
+// worked in it) is reset without entering its submodules, whose .git
+// files the container could have pointed anywhere: one whose pool commit
+// has submodules is removed instead.
+func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, contained bool) error {
+	if gitx.Exists(s.Path) {
+		err := p.r.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
+		if err == nil {
+			return p.r.Store.Free(ctx, s.ID, s.PoolCommit)
+		}
+		if !errors.Is(err, gitx.ErrSubmodules) {
+			return fmt.Errorf("cannot reset pool slot %s: %w", s.Path, err)
+		}
+	}
+	lk := held
+	if lk == nil {
+		var err error
+		if lk, err = p.r.Lock(ctx); err != nil {
+			return err
+		}
+		defer lk.Unlock()
+	}
+	if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && gitx.Exists(s.Path) {
+		return err
+	}
+	return p.r.Store.DropSlot(ctx, s.ID)
+}
+
+// Status reclaims slots whose holder died, then lists the slots.
+func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
+	n, err := p.Reclaim(ctx, nil)
+	if err != nil {
+		return nil, n, err
+	}
+	slots, err := p.r.Store.Slots(ctx)
+	return slots, n, err
+}
+
+// Drain removes the idle slots and returns how many.
+func (p *Pool) Drain(ctx context.Context) (int, error) {
+	if _, err := p.Reclaim(ctx, nil); err != nil {
+		return 0, err
+	}
+	slots, err := p.r.Store.Slots(ctx)
+	if err != nil {
+		return 0, err
+	}
+	lk, err := p.r.Lock(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer lk.Unlock()
+	n := 0
+	for _, s := range slots {
+		if s.Leased() {
+			continue
+		}
+		if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && gitx.Exists(s.Path) {
+			return n, err
+		}
+		if err := p.r.Store.DropSlot(ctx, s.ID); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// Lease is a slot held by this process.
+type Lease struct {
+	Slot      *state.Slot
+	commit    string // checked out in it
+	contained bool   // a container worked in it
+}
+
+// Path is where the leased slot is.
+func (l *Lease) Path() string { return l.Slot.Path }
+
+// Acquire leases a slot at commit: an idle one, else a new one while the
+// pool has fewer than limit slots, else it waits (until timeout) for one
+// to be released. Switching the slot costs what differs from its commit.
+func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout time.Duration) (*Lease, error) {
+	pid, start := hostexec.Self()
+	deadline := time.Now().Add(timeout)
+	for wait := 10 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
+		slot, err := p.r.Store.Lease(ctx, pid, start)
+		if err != nil {
+			return nil, err
+		}
+		if slot == nil {
+			if reclaimed, err := p.Reclaim(ctx, nil); err != nil {
+				return nil, err
+			} else if reclaimed > 0 {
+				continue
+			}
+			if slot, err = p.newSlot(ctx, commit, pid, start, limit); err != nil {
+				return nil, err
+			}
+		}
+		if slot != nil {
+			if err := p.r.Git.CheckoutDetached(ctx, slot.Path, commit); err != nil {
+				p.Release(context.WithoutCancel(ctx), &Lease{Slot: slot})
+				return nil, err
+			}
+			return &Lease{Slot: slot, commit: commit}, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, exitcode.New(exitcode.Refused, "no pool slot was free within %v: all %d are leased", timeout, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// Release resets a leased slot (changes, untracked and ignored files, in
+// submodules too) to its pool commit and makes it idle.
+func (p *Pool) Release(ctx context.Context, l *Lease) error {
+	return p.resetSlot(ctx, nil, l.Slot, l.contained)
+}
+
+// Take moves an idle slot's worktree to path and takes the slot out of
+// the pool: the worktree is then the caller's, at the slot's commit,
+// detached. moved is false when no slot was idle or the slot could not be
+// moved (a slot with submodules, another file system): the caller then
+// makes its worktree afresh. When moved, the worktree is at path even if
+// err is not nil. The caller holds the lock.
+func (p *Pool) Take(ctx context.Context, lk *gitx.Locked, path string) (moved bool, err error) {
+	pid, start := hostexec.Self()
+	slot, err := p.r.Store.Lease(ctx, pid, start)
+	if slot == nil || err != nil {
+		return false, err
+	}
+	if err := lk.MoveWorktree(ctx, slot.Path, path); err != nil {
+		return false, p.Release(ctx, &Lease{Slot: slot})
+	}
+	return true, p.r.Store.DropSlot(ctx, slot.ID)
+}
+
+// TopUp starts `git apex pool warm` in the background, detached from
+// this command's terminal and output, so the command returns at once.
+func (p *Pool) TopUp() {
+	self, err := os.Executable()
+	if err != nil {
+		return
+	}
+	argv := []string{self, "pool", "warm"}
+	if file := p.r.PolicyFile(); file != "" {
+		argv = []string{self, "--policy", file, "pool", "warm"}
+	}
+	hostexec.Detach(argv, p.r.Git.MainRoot(), gitx.CleanEnv())
+}
+
+// KeepSlot takes a leased slot out of the pool and records it as a
+// preserved env (a failed batch task kept for inspection), where it is.
+func (p *Pool) KeepSlot(ctx context.Context, l *Lease, identity policy.Identity, reason string) (*state.Env, error) {
+	commit := l.Slot.PoolCommit
+	if wts, err := p.r.Git.Worktrees(ctx); err == nil {
+		if wt, ok := gitx.FindWorktree(wts, l.Slot.Path); ok {
+			commit = wt.Head
+		}
+	}
+	env := &state.Env{Identity: identity.String(), Workflow: identity.Workflow, Name: identity.Name,
+		ModeAsked: string(policy.Worktree), Mode: string(policy.Worktree), Path: l.Slot.Path, StartCommit: commit,
+		Status: state.Preserved, Metadata: map[string]string{"preserved_reason": reason, "batch": "true"}}
+	if err := p.r.Store.Create(ctx, env, "preserved", reason); err != nil {
+		return nil, err
+	}
+	return env, p.r.Store.DropSlot(ctx, l.Slot.ID)
+}
+
+// BaseCommit resolves a task's base: a commit-ish, or "" for the pool's
+// commit (the default base's tip).
+func (p *Pool) BaseCommit(ctx context.Context, rev string) (string, error) {
+	if rev == "" {
+		return p.Commit(ctx)
+	}
+	return p.r.Git.Commit(ctx, rev)
+}

@@ -1,0 +1,33 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+)
+
+// RuntimeReport says whether a container runtime answers, for init.
+func RuntimeReport(ctx context.Context) string {
+	rt, version, err := connect(ctx)
+	if err != nil {
+		return fmt.Sprintf("container runtime: none answers (%v): full isolation would fall back to worktrees", err)
+	}
+	rt.Close()
+	return "container runtime: Docker Engine " + version + " answers: full isolation is available"
+}
+
+// InitPolicy writes the policy template as .apex.toml at the top of the
+// main checkout of the repository containing dir, and returns its path
+// (see policy.WriteTemplate). Unlike the other commands it works in a
+// repository with no commits.
+func InitPolicy(ctx context.Context, dir string, force bool) (string, error) {
+	git, err := gitx.Open(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(git.MainRoot(), policy.FileName)
+	return path, policy.WriteTemplate(path, force)
+}

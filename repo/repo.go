@@ -1,0 +1,186 @@
+// Package repo is an opened repository: its git, its state database, its
+// policy, the user's approvals of that policy, and the container runtime,
+// each opened on first use; the repository lock; and where notes and
+// warnings go. Every other domain package (isolation, pool, sandbox,
+// sweep, doctor) works on a *Repo and owns no connection of its own. It
+// makes and removes nothing itself.
+package repo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/git-apex/git-apex/container"
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trust"
+)
+
+// Options configure an opened repository.
+type Options struct {
+	// PolicyFile overrides the main checkout's .apex.toml when not "".
+	PolicyFile string
+	// Stderr receives warnings and notes; nil discards them.
+	Stderr io.Writer
+	// StateWait is how long a write to the state database waits for
+	// another process's; 0: state.DefaultWait.
+	StateWait time.Duration
+}
+
+// Repo is an opened repository with its state and policy.
+type Repo struct {
+	Git   *gitx.Repo
+	Store *state.Store
+	opts  Options
+	trust *trust.Store // opened on first use
+
+	policy    *policy.Policy // loaded on first use
+	policyErr error
+
+	rt    container.Runtime // the container runtime, connected on first use
+	rtErr error             // why there is none
+}
+
+// Open opens the repository containing dir and its state database. The
+// repository must have a working tree and at least one commit.
+func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
+	git, err := gitx.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := git.RequireCommits(); err != nil {
+		return nil, err
+	}
+	return OpenState(ctx, git, opts)
+}
+
+// OpenBare opens a bare repository (a cached clone the batch runner
+// made) with its own state, for its pool.
+func OpenBare(ctx context.Context, dir string, opts Options) (*Repo, error) {
+	git, err := gitx.OpenBare(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return OpenState(ctx, git, opts)
+}
+
+// OpenState opens the state database of a repository git has opened.
+func OpenState(ctx context.Context, git *gitx.Repo, opts Options) (*Repo, error) {
+	store, err := state.Open(ctx, StatePath(git), opts.StateWait)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	return &Repo{Git: git, Store: store, opts: opts}, nil
+}
+
+// StatePath is where a repository's state database is.
+func StatePath(git *gitx.Repo) string { return filepath.Join(git.ApexDir(), "state.db") }
+
+// Close closes the state database and the runtime connection.
+func (r *Repo) Close() error {
+	if r.rt != nil {
+		r.rt.Close()
+	}
+	return r.Store.Close()
+}
+
+// Policy loads the policy, once: the override file when one was given,
+// else the main checkout's working-tree .apex.toml (uncommitted edits
+// included), else the built-in defaults.
+func (r *Repo) Policy() (*policy.Policy, error) {
+	if r.policy == nil && r.policyErr == nil {
+		if r.opts.PolicyFile != "" {
+			r.policy, r.policyErr = policy.Load(r.opts.PolicyFile, true)
+		} else {
+			r.policy, r.policyErr = policy.Load(filepath.Join(r.Git.MainRoot(), policy.FileName), false)
+		}
+	}
+	return r.policy, r.policyErr
+}
+
+// PolicyFile is the policy file given in place of .apex.toml, or "".
+func (r *Repo) PolicyFile() string { return r.opts.PolicyFile }
+
+// Stderr is where notes and warnings go, and commands' output with them.
+func (r *Repo) Stderr() io.Writer { return r.opts.Stderr }
+
+// Warnf prints a warning on stderr.
+func (r *Repo) Warnf(format string, args ...any) {
+	fmt.Fprintf(r.opts.Stderr, "warning: "+format+"\n", args...)
+}
+
+// Notef prints a note on stderr.
+func (r *Repo) Notef(format string, args ...any) {
+	fmt.Fprintf(r.opts.Stderr, format+"\n", args...)
+}
+
+// Resolve returns the live env an identity names, its own or through a
+// link (then link is set), or a not-found error (exit 7).
+func (r *Repo) Resolve(ctx context.Context, identity string) (*state.Env, *state.Link, error) {
+	if _, err := policy.ParseIdentity(identity); err != nil {
+		return nil, nil, err
+	}
+	env, link, err := r.Store.Resolve(ctx, identity)
+	if err != nil {
+		return nil, nil, err
+	}
+	if env == nil {
+		return nil, nil, exitcode.New(exitcode.NotFound, "no environment for %s: `git apex list` shows them, `git apex start %s` makes one", identity, identity)
+	}
+	return env, link, nil
+}
+
+// Lock takes the repository lock, under which everything that changes the
+// repository runs, once the state database can take the record of it: a
+// database from a newer git-apex, or a read-only one, stops the change
+// before anything on disk moves.
+func (r *Repo) Lock(ctx context.Context) (*gitx.Locked, error) {
+	if err := r.Store.CheckWritable(); err != nil {
+		return nil, err
+	}
+	return r.Git.Lock(ctx)
+}
+
+// LockedEnv takes the repository lock and resolves identity under it.
+// The caller unlocks lk when err is nil.
+func (r *Repo) LockedEnv(ctx context.Context, identity string) (*gitx.Locked, *state.Env, *state.Link, error) {
+	if _, err := policy.ParseIdentity(identity); err != nil {
+		return nil, nil, nil, err
+	}
+	lk, err := r.Lock(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	env, link, err := r.Resolve(ctx, identity)
+	if err != nil {
+		lk.Unlock()
+		return nil, nil, nil, err
+	}
+	return lk, env, link, nil
+}
+
+// Snapshot reads git's worktrees and the live envs, under the lock.
+func (r *Repo) Snapshot(ctx context.Context, lk *gitx.Locked) ([]gitx.Worktree, []*state.Env, error) {
+	worktrees, err := lk.Worktrees(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	envs, err := r.Store.Envs(ctx, false)
+	return worktrees, envs, err
+}
+
+// Short abbreviates a commit hash for messages.
+func Short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}

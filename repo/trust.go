@@ -1,0 +1,71 @@
+package repo
+
+import (
+	"strings"
+
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/trust"
+)
+
+// trustStore opens the user's approvals.
+func (r *Repo) trustStore() (*trust.Store, error) {
+	if r.trust == nil {
+		store, err := trust.Open()
+		if err != nil {
+			return nil, err
+		}
+		r.trust = store
+	}
+	return r.trust, nil
+}
+
+// Trusted reports whether the policy's host settings are approved for
+// this repository; settings with nothing in them need no approval.
+func (r *Repo) Trusted(pol *policy.Policy) (bool, policy.HostSettings, error) {
+	host := pol.HostSettings()
+	if host.Empty() {
+		return true, host, nil
+	}
+	store, err := r.trustStore()
+	if err != nil {
+		return false, host, err
+	}
+	ok, err := store.Approved(r.Key(), host.Hash())
+	return ok, host, err
+}
+
+// Key names this repository in the user's approvals and on its
+// containers: where its git directory really is, so a copy elsewhere is
+// another repository.
+func (r *Repo) Key() string { return gitx.RealPath(r.Git.CommonDir) }
+
+// WarnUntrusted says what the policy would run and how to approve it.
+func (r *Repo) WarnUntrusted(host policy.HostSettings) {
+	r.Warnf("not running or using these settings of the policy until you approve them with `git apex trust`:\n  %s",
+		strings.Join(host.Lines(), "\n  "))
+}
+
+// Trust approves the policy's host settings for this repository, or with
+// revoke withdraws the approval. It returns the settings approved (none
+// when there is nothing to approve) and, for revoke, whether there was
+// an approval to withdraw.
+func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error) {
+	store, err := r.trustStore()
+	if err != nil {
+		return host, false, err
+	}
+	if revoke {
+		had, err = store.Revoke(r.Key())
+		return host, had, err
+	}
+	pol, err := r.Policy()
+	if err != nil {
+		return host, false, err
+	}
+	host = pol.HostSettings()
+	if host.Empty() {
+		return host, false, nil
+	}
+	return host, false, store.Approve(r.Key(), host.Hash())
+}

@@ -1,0 +1,168 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/git-apex/git-apex/container"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
+)
+
+// Container labels: how git-apex finds its own containers, and which
+// layout of mounts a container has.
+const (
+	LabelEnv    = "git-apex.env"
+	LabelRepo   = "git-apex.repo"
+	LabelLayout = "git-apex.layout"
+)
+
+// Layout is the mount layout containers are made with now: a private git
+// directory (a sandbox) and the host's objects read-only. A container
+// with another (one made by an earlier git-apex, which mounted the
+// repository's git directory) is made again before it is used.
+const Layout = "2"
+
+// defaultPids is the pids limit of every container.
+const defaultPids = 4096
+
+// keptCaps are the capabilities a container keeps, of Docker's default
+// set: what a shell, a package manager and a build need (owning and
+// reading files, switching users, signalling its own processes, binding
+// low ports). Raw sockets, device nodes, chroot, file capabilities and
+// the rest are dropped.
+var keptCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"}
+
+// Ready decides, before the repository lock, whether a full env can have
+// its container: a runtime that answers and the image, pulled if
+// missing. It returns why not, or "".
+func Ready(ctx context.Context, r *repo.Repo, pol *policy.Policy) string {
+	if pol.Container.Image == "" {
+		return "the policy names no [container].image"
+	}
+	rt, err := r.Runtime(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	if err := rt.EnsureImage(ctx, pol.Container.Image, r.Stderr()); err != nil {
+		return fmt.Sprintf("cannot get image %s: %v", pol.Container.Image, err)
+	}
+	return ""
+}
+
+// ContainerName names an env's container: unique per repository and
+// identity, in the characters Docker allows.
+func ContainerName(r *repo.Repo, identity string) string {
+	sum := sha256.Sum256([]byte(r.Key()))
+	return "git-apex-" + hex.EncodeToString(sum[:4]) + "-" + identity
+}
+
+// User is the user a container runs as: the policy's, or the invoking
+// uid:gid for "host".
+func User(pol *policy.Policy) string {
+	if pol.Container.User == "host" {
+		return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+	}
+	return pol.Container.User
+}
+
+// spec is the container working in the sandbox: the worktree at its own
+// path, with the sandbox's gitfile read-only over its .git file, the
+// sandbox's private git directory, and the host's object directories
+// read-only, so that git works inside while nothing run there can write
+// what the host's git reads (its config, hooks, refs, other worktrees)
+// or git-apex's state. It keeps only keptCaps.
+func (s *Sandbox) spec(pol *policy.Policy, trusted bool) container.ContainerSpec {
+	c := pol.Container
+	spec := container.ContainerSpec{
+		Name:   s.name,
+		Image:  c.Image,
+		Labels: map[string]string{LabelEnv: s.identity, LabelRepo: s.r.Key(), LabelLayout: Layout},
+		Binds: []container.Bind{
+			{Source: s.worktree, Target: s.worktree},
+			{Source: s.gitfile(), Target: filepath.Join(s.worktree, ".git"), ReadOnly: true},
+			{Source: s.gitDir(), Target: gitDirInside},
+		},
+		WorkDir: s.worktree,
+		User:    User(pol),
+		CPUs:    c.CPUs,
+		Memory:  int64(c.Memory),
+		Pids:    defaultPids,
+		Network: c.Network,
+		Caps:    keptCaps,
+		Env:     []string{"HOME=/tmp"},
+		Cmd:     []string{"sleep", "2147483647"},
+	}
+	for _, dir := range objectDirs(s.r) {
+		spec.Binds = append(spec.Binds, container.Bind{Source: dir, Target: dir, ReadOnly: true})
+	}
+	for path := range s.gitlinks() {
+		spec.Hidden = append(spec.Hidden, filepath.Join(s.worktree, filepath.FromSlash(path)))
+	}
+	sort.Strings(spec.Hidden)
+	keys := make([]string, 0, len(c.Env))
+	for k := range c.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		spec.Env = append(spec.Env, k+"="+c.Env[k])
+	}
+	if trusted {
+		for host, target := range c.Volumes {
+			spec.Binds = append(spec.Binds, container.Bind{Source: host, Target: target})
+		}
+	}
+	return spec
+}
+
+// MakeContainer creates and starts the container working in the sandbox
+// (which must exist) and returns its id; on failure it removes what it
+// made.
+func (s *Sandbox) MakeContainer(ctx context.Context, pol *policy.Policy) (string, error) {
+	rt, err := s.r.Runtime(ctx)
+	if err != nil {
+		return "", err
+	}
+	trusted, _, err := s.r.Trusted(pol)
+	if err != nil {
+		return "", err
+	}
+	id, err := rt.Create(ctx, s.spec(pol, trusted))
+	if err == nil {
+		err = rt.Start(ctx, id)
+	}
+	if err != nil {
+		if id != "" {
+			rt.Remove(context.WithoutCancel(ctx), id)
+		}
+		return "", err
+	}
+	return id, nil
+}
+
+// running returns the runtime with the container id running, starting it
+// if it stopped.
+func running(ctx context.Context, r *repo.Repo, id string) (container.Runtime, error) {
+	rt, err := r.Runtime(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info, err := rt.Inspect(ctx, id)
+	switch {
+	case err != nil:
+		return nil, err
+	case info.State == "missing":
+		return nil, fmt.Errorf("its container %s is gone", repo.Short(id))
+	case info.State != "running":
+		if err := rt.Start(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return rt, nil
+}

@@ -1,0 +1,256 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/git-apex/git-apex/container"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/repo"
+)
+
+// exportScript runs inside the container: it prints the sandbox's tip of
+// ref and, unless the host's tip already holds it, a bundle of the
+// commits the host lacks.
+const exportScript = `tip=$(git rev-parse -q --verify "$1^{commit}") || exit 0
+echo "$tip"
+git merge-base --is-ancestor "$tip" "$2" 2>/dev/null && exit 0
+exec git bundle create - "$1" "^$2"`
+
+// importScript runs inside the container: it moves ref from $3 to $2 (a
+// commit the host made; the sandbox sees it through the borrowed
+// objects), and the index with it when ref is checked out. It exits 3,
+// changing nothing, when ref is no longer at $3.
+const importScript = `cur=$(git rev-parse -q --verify "$1") || cur=
+[ "$cur" = "$3" ] || exit 3
+if [ "$1" = HEAD ] || [ "$(git symbolic-ref -q HEAD)" = "$1" ]; then
+	git read-tree -m "$3" "$2" 2>/dev/null || git read-tree "$2" || exit 1
+fi
+git update-ref --no-deref "$1" "$2" "$3"`
+
+// Result says what an exchange brought from a sandbox.
+type Result struct {
+	From, To string // the host's tip before and after, when it moved
+	Kept     string // the ref commits that could not move the branch are kept under
+	Why      string // why they could not, ending in what was kept ("kept it", "kept them")
+}
+
+// Unchanged reports whether the sandbox's tip is where the last exchange
+// left it: one file read, no runtime, no git.
+func (s *Sandbox) Unchanged() bool {
+	tip, ok := s.peek()
+	return ok && tip == s.loadSynced().private
+}
+
+// BringBack brings the commits a container made on its sandbox's ref to
+// the host, by fast-forward only: commits that are not a fast-forward,
+// that add submodules, or that the host's staged changes stand in the way
+// of, are kept under refs/apex/kept/ instead. It takes the repository
+// lock for the update unless lk is held already. When the sandbox's tip
+// did not move it costs one file read, and needs no runtime.
+func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (Result, error) {
+	if s.Unchanged() {
+		return Result{}, nil
+	}
+	rt, err := running(ctx, s.r, ctr)
+	if err != nil {
+		return Result{}, err
+	}
+	host, err := s.HostTip(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	incoming := filepath.Join(s.dir, "incoming.bundle")
+	defer os.Remove(incoming)
+	out, err := os.Create(incoming)
+	if err != nil {
+		return Result{}, err
+	}
+	split := &firstLine{rest: out}
+	var stderr bytes.Buffer
+	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", exportScript, "export", s.ref, host},
+		WorkDir: s.worktree, Env: s.gitEnv(), Stdout: split, Stderr: &stderr})
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit status %d: %s", code, strings.TrimSpace(stderr.String()))
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("cannot read the commits made in the container: %w", err)
+	}
+	tip := strings.TrimSpace(split.line.String())
+	if tip == "" {
+		return Result{}, nil // no commit on the ref inside
+	}
+	if !isHash(tip) {
+		return Result{}, fmt.Errorf("cannot read the commits made in the container: it answered %q", repo.Short(tip))
+	}
+	if lk == nil {
+		if lk, err = s.r.Lock(ctx); err != nil {
+			return Result{}, err
+		}
+		defer lk.Unlock()
+		if host, err = s.HostTip(ctx); err != nil { // it may have moved meanwhile
+			return Result{}, err
+		}
+	}
+	b, err := s.takeIn(ctx, lk, incoming, split.wrote, host, tip)
+	s.report(b)
+	return b, err
+}
+
+// takeIn checks and applies what a sandbox sent: tip, with the commits
+// the host lacks in the bundle file when there are any.
+func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle string, hasBundle bool, host, tip string) (Result, error) {
+	var res Result
+	if hasBundle {
+		staging := "refs/apex/incoming/" + s.identity
+		if err := lk.FetchBundle(ctx, bundle, s.ref, staging); err != nil {
+			return res, fmt.Errorf("cannot take the container's commits: %w", err)
+		}
+		defer lk.DeleteRef(context.WithoutCancel(ctx), staging)
+		fetched, err := s.r.Git.Commit(ctx, staging)
+		if err != nil {
+			return res, err
+		}
+		tip = fetched // what the bundle holds, whatever the first line said
+	} else if _, err := s.r.Git.Commit(ctx, tip); err != nil {
+		return res, fmt.Errorf("cannot take the container's commits: it names %s, which the repository does not have", repo.Short(tip))
+	}
+	if held, err := s.r.Git.IsAncestor(ctx, tip, host); err != nil || held {
+		return res, errors.Join(err, s.saveSynced(host, tip)) // the host has it all
+	}
+	var err error
+	res.Why, err = s.whyNotForward(ctx, lk, host, tip)
+	if err != nil {
+		return res, err
+	}
+	if res.Why == "" {
+		res.From, res.To = host, tip
+		return res, s.saveSynced(tip, tip)
+	}
+	res.Kept = fmt.Sprintf("refs/apex/kept/%s/%d", s.identity, time.Now().UnixMilli())
+	if err := lk.SetRef(ctx, s.r.Git.CommonDir, res.Kept, tip, ""); err != nil {
+		return res, err
+	}
+	return res, s.saveSynced(host, tip)
+}
+
+// whyNotForward moves the host's ref (and its worktree's index) from
+// host to tip when that is a fast-forward that adds no submodule and
+// fits the host's staged changes; else it changes nothing and says why.
+func (s *Sandbox) whyNotForward(ctx context.Context, lk *gitx.Locked, host, tip string) (string, error) {
+	if ahead, err := s.r.Git.IsAncestor(ctx, host, tip); err != nil || !ahead {
+		return "the container's history is not a fast-forward of the host's (it was rewritten inside); kept it", err
+	}
+	if strays, err := s.unprotected(ctx, tip); err != nil || len(strays) > 0 {
+		return fmt.Sprintf("the container's commits add submodules (%s), whose .git files it could point anywhere; kept them", strings.Join(strays, ", ")), err
+	}
+	// The index first: when the host's staged changes stand in the way,
+	// nothing has moved yet.
+	if err := lk.MoveIndex(ctx, s.worktree, host, tip); err != nil {
+		return "staged changes in the host's worktree stand in the way of the container's commits (commit or unstage them, then fast-forward); kept them", nil
+	}
+	if err := lk.SetRef(ctx, s.worktree, s.ref, tip, host); err != nil {
+		return "", errors.Join(err, lk.MoveIndex(ctx, s.worktree, tip, host))
+	}
+	return "", nil
+}
+
+// HostTip is the commit the host holds for a sandbox's ref.
+func (s *Sandbox) HostTip(ctx context.Context) (string, error) {
+	if s.ref == "HEAD" {
+		return s.r.Git.WorktreeHead(ctx, s.worktree)
+	}
+	return s.r.Git.Commit(ctx, s.ref)
+}
+
+// SendOver moves the sandbox's ref to the host's tip when the host moved
+// it (commits made on the host, a rebase there) and the container has
+// not moved it since the last exchange. It costs a git process and a
+// file read when nothing moved.
+func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string) error {
+	last := s.loadSynced()
+	host, err := s.HostTip(ctx)
+	if err != nil || host == last.host {
+		return err
+	}
+	if !s.Unchanged() {
+		return nil // the container moved it too: bringBack decides
+	}
+	if strays, err := s.unprotected(ctx, host); err != nil || len(strays) > 0 {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("the host's commits add submodules (%s) whose directories its container could write; they are not given to it until it is made again: remove the container with `docker rm -f %s`, and the next exec makes it again",
+			strings.Join(strays, ", "), s.name)
+	}
+	var stderr bytes.Buffer
+	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", importScript, "import", s.ref, host, last.private},
+		WorkDir: s.worktree, Env: s.gitEnv(), Stdout: io.Discard, Stderr: &stderr})
+	switch {
+	case err != nil:
+		return fmt.Errorf("cannot give the container the host's commits: %w", err)
+	case code == 3:
+		return nil
+	case code != 0:
+		return fmt.Errorf("cannot give the container the host's commits: exit status %d: %s", code, strings.TrimSpace(stderr.String()))
+	}
+	return s.saveSynced(host, host)
+}
+
+// gitEnv is the environment of git-apex's own git commands inside a
+// container: its private git directory, whatever the container did.
+func (s *Sandbox) gitEnv() []string {
+	return []string{"GIT_DIR=" + gitDirInside, "GIT_WORK_TREE=" + s.worktree, "LC_ALL=C"}
+}
+
+// firstLine passes everything after the first line to rest, and notes
+// whether there was anything.
+type firstLine struct {
+	line  bytes.Buffer
+	done  bool
+	rest  io.Writer
+	wrote bool
+}
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	n := len(p)
+	if !f.done {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if f.line.Len()+len(p) > 256 {
+				return 0, errors.New("the first line is too long")
+			}
+			f.line.Write(p)
+			return n, nil
+		}
+		f.line.Write(p[:i])
+		f.done, p = true, p[i+1:]
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	f.wrote = true
+	if _, err := f.rest.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// report says on stderr what an exchange kept aside.
+func (s *Sandbox) report(b Result) {
+	if b.Kept == "" {
+		return
+	}
+	what := strings.TrimPrefix(s.ref, "refs/heads/")
+	s.r.Warnf("%s: %s as %s; %s is unchanged: compare with `git log --oneline --graph %s %s`", s.identity, b.Why, b.Kept, what, what, b.Kept)
+}

@@ -1,0 +1,310 @@
+// Package sandbox keeps the private git directory of each full env's
+// container (and each contained batch task's), makes the container that
+// works in it, and moves commits between it and the host as checked
+// data. It is the containment of full mode: nothing run in a container
+// writes the host's git directory. It runs git on the host only through
+// gitx and reaches the engine only through the container package.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/state"
+)
+
+// A full env's container never writes the host's git directory. Its git
+// works in a private git directory of its own, the sandbox, which borrows
+// the host's objects read-only (objects/info/alternates) and holds its
+// own refs, index and new objects. What the container commits on the
+// env's branch comes back to the host as data the host checks: after
+// each exec, shell and batch task, and before a removal, git-apex asks
+// the container for a bundle of the new commits, fetches it with every
+// object checked, and moves the branch only by a fast-forward. A result
+// that is not a fast-forward (history rewritten inside) is kept under
+// refs/apex/kept/ and reported, never forced onto the branch. Commits
+// made on the host reach the sandbox the other way before each exec.
+//
+// On the host a sandbox is <git common dir>/apex/sandbox/<container name>:
+//
+//	git/     the private git directory, mounted read-write at gitDirInside
+//	gitfile  "gitdir: <gitDirInside>", mounted read-only over the
+//	         worktree's .git file, which the container therefore never sees
+//	synced   the host's and the sandbox's tips at the last exchange
+//	gitlinks the submodule paths whose directories are read-only inside
+//
+// Only git/ is writable from the container. The host never runs git in
+// it once a container has used it: it reads one ref file there (without
+// following links), and takes everything else through the bundle.
+//
+// Submodules: a plain `git status` on the host enters every submodule
+// directory that holds a .git, and obeys the config of the git directory
+// it names. So a full env's submodules are not initialised, their
+// directories are empty and read-only inside the container, and commits
+// from the container that add a submodule elsewhere are kept aside, not
+// brought onto the branch.
+
+// gitDirInside is where a container sees its env's private git directory.
+const gitDirInside = "/git-apex/gitdir"
+
+// Sandbox is one full env's (or batch task's) private git directory.
+type Sandbox struct {
+	r        *repo.Repo
+	dir      string // <apex>/sandbox/<name>
+	name     string // the container's name
+	identity string // the env's, or the batch task's
+	worktree string // the worktree the container works in
+	ref      string // what comes back: refs/heads/<branch>, or HEAD when detached
+}
+
+// For names the sandbox of identity's container, working in worktree on
+// branch ("" when detached).
+func For(r *repo.Repo, identity, worktree, branch string) *Sandbox {
+	ref := "HEAD"
+	if branch != "" {
+		ref = "refs/heads/" + branch
+	}
+	name := ContainerName(r, identity)
+	return &Sandbox{r: r, dir: filepath.Join(Root(r), name), name: name, identity: identity, worktree: worktree, ref: ref}
+}
+
+// OfEnv is a full env's sandbox.
+func OfEnv(r *repo.Repo, env *state.Env) *Sandbox {
+	return For(r, env.Identity, env.Path, env.Branch)
+}
+
+// Root is the directory that holds a repository's sandboxes, each named
+// after its container.
+func Root(r *repo.Repo) string { return filepath.Join(r.Git.ApexDir(), "sandbox") }
+
+// Dir is where the sandbox is on the host.
+func (s *Sandbox) Dir() string { return s.dir }
+
+// Name is the name of the sandbox's container.
+func (s *Sandbox) Name() string { return s.name }
+
+func (s *Sandbox) gitDir() string  { return filepath.Join(s.dir, "git") }
+func (s *Sandbox) gitfile() string { return filepath.Join(s.dir, "gitfile") }
+
+// Exists reports whether the sandbox was made.
+func (s *Sandbox) Exists() bool { return gitx.Exists(s.gitfile()) }
+
+// Make makes a fresh sandbox with ref at tip and the index at
+// tip's tree, replacing whatever was left at its place. owner, when not
+// "", is the uid:gid the container runs as: the private git directory is
+// given to it.
+func (s *Sandbox) Make(ctx context.Context, tip, owner string) error {
+	if err := os.RemoveAll(s.dir); err != nil {
+		return err
+	}
+	git := s.gitDir()
+	for _, dir := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
+		if err := os.MkdirAll(filepath.Join(git, dir), 0o755); err != nil {
+			return err
+		}
+	}
+	version, extensions := 0, ""
+	if len(tip) == 64 { // a SHA-256 repository
+		version, extensions = 1, "[extensions]\n\tobjectformat = sha256\n"
+	}
+	config := fmt.Sprintf("[core]\n\trepositoryformatversion = %d\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n%s", version, extensions)
+	head := tip + "\n"
+	if s.ref != "HEAD" {
+		head = "ref: " + s.ref + "\n"
+		if err := writeNew(filepath.Join(git, filepath.FromSlash(s.ref)), tip+"\n"); err != nil {
+			return err
+		}
+	}
+	exclude, _ := os.ReadFile(filepath.Join(s.r.Git.CommonDir, "info", "exclude"))
+	files := map[string]string{
+		"HEAD":                    head,
+		"config":                  config,
+		"objects/info/alternates": strings.Join(objectDirs(s.r), "\n") + "\n",
+		"info/exclude":            string(exclude),
+	}
+	for name, content := range files {
+		if err := writeNew(filepath.Join(git, name), content); err != nil {
+			return err
+		}
+	}
+	if err := s.r.Git.InitPrivateIndex(ctx, git, tip); err != nil {
+		return err
+	}
+	if err := writeNew(s.gitfile(), "gitdir: "+gitDirInside+"\n"); err != nil {
+		return err
+	}
+	if err := s.saveSynced(tip, tip); err != nil {
+		return err
+	}
+	if err := s.ProtectGitlinks(ctx, tip); err != nil {
+		return err
+	}
+	return chownTree(git, owner)
+}
+
+// ProtectGitlinks records commit's submodule paths as the ones the
+// sandbox's container gets read-only.
+func (s *Sandbox) ProtectGitlinks(ctx context.Context, commit string) error {
+	paths, err := s.r.Git.Gitlinks(ctx, commit)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.dir, "gitlinks.tmp")
+	if err := os.WriteFile(tmp, []byte(strings.Join(paths, "\x00")), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(s.dir, "gitlinks"))
+}
+
+// gitlinks are the submodule paths read-only in the sandbox's container.
+func (s *Sandbox) gitlinks() map[string]bool {
+	data, _ := os.ReadFile(filepath.Join(s.dir, "gitlinks"))
+	set := map[string]bool{}
+	for _, p := range strings.Split(string(data), "\x00") {
+		if p != "" {
+			set[p] = true
+		}
+	}
+	return set
+}
+
+// unprotected lists commit's submodule paths that the sandbox's container
+// may write in.
+func (s *Sandbox) unprotected(ctx context.Context, commit string) ([]string, error) {
+	paths, err := s.r.Git.Gitlinks(ctx, commit)
+	if err != nil {
+		return nil, err
+	}
+	have := s.gitlinks()
+	var out []string
+	for _, p := range paths {
+		if !have[p] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// objectDirs are the host's object directories the sandbox borrows, and
+// the container mounts read-only: the common dir's, and those it borrows
+// itself.
+func objectDirs(r *repo.Repo) []string {
+	objects := filepath.Join(r.Git.CommonDir, "objects")
+	dirs := []string{objects}
+	data, err := os.ReadFile(filepath.Join(objects, "info", "alternates"))
+	if err != nil {
+		return dirs
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(objects, line)
+		}
+		dirs = append(dirs, filepath.Clean(line))
+	}
+	return dirs
+}
+
+// writeNew writes a file that must not exist yet, making its directory.
+func writeNew(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(content)
+	return errors.Join(err, f.Close())
+}
+
+// chownTree gives dir and everything below it to owner ("uid:gid"), when
+// owner is numeric and this process may (it runs as root).
+func chownTree(dir, owner string) error {
+	uidText, gidText, _ := strings.Cut(owner, ":")
+	uid, err1 := strconv.Atoi(uidText)
+	gid, err2 := strconv.Atoi(gidText)
+	if owner == "" || err1 != nil || err2 != nil || os.Getuid() != 0 || uid == 0 {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, uid, gid)
+	})
+}
+
+// synced is what the two sides held at the last exchange.
+type synced struct{ host, private string }
+
+func (s *Sandbox) loadSynced() synced {
+	data, _ := os.ReadFile(filepath.Join(s.dir, "synced"))
+	host, private, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
+	return synced{host: host, private: private}
+}
+
+func (s *Sandbox) saveSynced(host, private string) error {
+	tmp := filepath.Join(s.dir, "synced.tmp")
+	if err := os.WriteFile(tmp, []byte(host+" "+private+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(s.dir, "synced"))
+}
+
+// peek reads the sandbox's tip from its ref file, as data: it follows no
+// link, opens nothing but a regular file, and never blocks. ok is false
+// when the file is not a plain loose ref (packed, symbolic, or tampered
+// with): the caller must then ask the container.
+func (s *Sandbox) peek() (tip string, ok bool) {
+	dir, err := unix.Open(s.gitDir(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(dir)
+	fd, err := unix.Openat2(dir, s.ref, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return "", false
+	}
+	f := os.NewFile(uintptr(fd), s.ref)
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return "", false
+	}
+	buf := make([]byte, 128)
+	n, _ := io.ReadFull(f, buf)
+	tip = strings.TrimSpace(string(buf[:n]))
+	if !isHash(tip) {
+		return "", false
+	}
+	return tip, true
+}
+
+// isHash reports whether s is a full SHA-1 or SHA-256 object name.
+func isHash(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
