@@ -12,10 +12,10 @@ import (
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
-	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -29,20 +29,20 @@ type Finding struct {
 // Doctor checks an opened repository.
 type Doctor struct {
 	r    *repo.Repo
-	envs *isolation.Manager
 	pool *pool.Pool
 }
 
 // New is the doctor of an opened repository.
 func New(r *repo.Repo) *Doctor {
-	return &Doctor{r: r, envs: isolation.New(r), pool: pool.New(r)}
+	return &Doctor{r: r, pool: pool.New(r)}
 }
 
 // Run compares the state, git and the file system and reports where
 // they drift apart. With fix it repairs what is safe: envs whose
 // worktree was deleted, moved or switched by hand, and git's
 // registrations of deleted worktrees. Unknown worktrees, directories that
-// are no longer worktrees and git's lock files are only reported.
+// are no longer worktrees and git's lock files are only reported. The
+// hooks' findings come last.
 func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	var out []Finding
 	add := func(check, status, format string, args ...any) {
@@ -161,7 +161,7 @@ func (d *Doctor) checkContainers(ctx context.Context, envs []*state.Env, fix boo
 		case err != nil:
 			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "cannot inspect its container: " + err.Error()})
 		case st == "missing" && fix:
-			if _, err := d.envs.RemakeContainer(ctx, e); err != nil {
+			if _, err := sandbox.Remake(ctx, d.r, e); err != nil {
 				out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: err.Error()})
 			} else {
 				out = append(out, Finding{Check: e.Identity, Status: "fixed", Detail: "its container was deleted by hand; made it again"})

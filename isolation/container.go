@@ -8,7 +8,6 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
-	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
@@ -48,7 +47,7 @@ func (c containerProvider) create(ctx context.Context, lk *gitx.Locked, p *plan,
 }
 
 // remove deletes the worktree, then the container and the sandbox. The
-// caller has brought the container's commits back first (bringBack).
+// caller has brought the container's commits back first (sandbox.BringBackEnv).
 func (c containerProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error {
 	if err := (worktreeProvider{}).remove(ctx, lk, env, force); err != nil {
 		return err
@@ -63,30 +62,6 @@ func (c containerProvider) remove(ctx context.Context, lk *gitx.Locked, env *sta
 		return os.RemoveAll(sandboxDir)
 	}
 	return errors.Join(rt.Remove(ctx, env.Container), os.RemoveAll(sandboxDir))
-}
-
-// bringBack brings the commits a full env's container made to the host
-// (see sandbox.Sandbox.BringBack) and records what moved. An env whose
-// sandbox's tip did not move costs one file read, and needs no runtime.
-func (m *Manager) bringBack(ctx context.Context, lk *gitx.Locked, env *state.Env) (sandbox.Result, error) {
-	s := sandbox.OfEnv(m.r, env)
-	if !env.Contained() || !env.Live() || env.Container == "" || !s.Exists() || s.Unchanged() {
-		return sandbox.Result{}, nil
-	}
-	if problem := m.r.Git.GitfileProblem(env.Path); problem != "" {
-		return sandbox.Result{}, heal.GitfileRefusal(env, problem)
-	}
-	b, err := s.BringBack(ctx, lk, env.Container)
-	if err != nil {
-		return b, err
-	}
-	switch {
-	case b.Kept != "":
-		err = m.r.Store.Record(ctx, env, "kept", b.Why+" as "+b.Kept)
-	case b.To != "":
-		err = m.r.Store.Record(ctx, env, "synced", fmt.Sprintf("%s..%s from the container", repo.Short(b.From), repo.Short(b.To)))
-	}
-	return b, err
 }
 
 // strictFull is the error of a strict full start that cannot have its

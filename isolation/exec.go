@@ -13,8 +13,8 @@ import (
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/policy"
-	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
+	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -56,7 +56,7 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 	if problem := m.r.Git.GitfileProblem(env.Path); problem != "" {
 		return -1, heal.GitfileRefusal(env, problem)
 	}
-	rt, id, err := m.ensureContainer(ctx, env)
+	rt, id, err := sandbox.Running(ctx, m.r, env)
 	if err != nil {
 		return -1, err
 	}
@@ -76,7 +76,7 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 		m.r.Warnf("%s: %v", env.Identity, err)
 	}
 	code, err := rt.Exec(ctx, id, spec)
-	if _, berr := m.bringBack(context.WithoutCancel(ctx), nil, env); berr != nil {
+	if _, berr := sandbox.BringBackEnv(context.WithoutCancel(ctx), m.r, nil, env); berr != nil {
 		m.r.Warnf("%s: %v; they stay in the container and come back at the next exec", env.Identity, berr)
 	}
 	return code, err
@@ -86,93 +86,10 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 // foreground (it may be an interactive shell). An interrupt reaches it as
 // SIGINT; it is killed if it lingers.
 func runLocal(ctx context.Context, env *state.Env, argv []string, r ExecRequest) (int, error) {
-	code, err := hostexec.Run(ctx, hostexec.Command{Argv: argv, Dir: env.Path, Env: commandEnv(env),
+	code, err := hostexec.Run(ctx, hostexec.Command{Argv: argv, Dir: env.Path, Env: setup.CommandEnv(env),
 		Stdin: r.Stdin, Stdout: r.Stdout, Stderr: r.Stderr, Foreground: true, Stop: syscall.SIGINT})
 	if err != nil && ctx.Err() == nil {
 		return -1, fmt.Errorf("cannot run %s in %s: %w", argv[0], env.Identity, err)
 	}
 	return code, err
-}
-
-// ensureContainer returns the runtime and a running container for a full
-// env: it starts one that stopped and, under the repository lock, makes
-// one that was deleted by hand, or that an earlier git-apex made with the
-// old layout, again.
-func (m *Manager) ensureContainer(ctx context.Context, env *state.Env) (container.Runtime, string, error) {
-	rt, err := m.r.Runtime(ctx)
-	if err != nil {
-		return nil, "", exitcode.New(exitcode.Runtime, "cannot run in %s: %v", env.Identity, err)
-	}
-	info, err := rt.Inspect(ctx, env.Container)
-	if err != nil {
-		return nil, "", err
-	}
-	switch {
-	case info.State == "missing" || info.Labels[sandbox.LabelLayout] != sandbox.Layout:
-	case info.State == "running":
-		return rt, env.Container, nil
-	default:
-		if err := rt.Start(ctx, env.Container); err != nil {
-			return nil, "", fmt.Errorf("cannot start the container of %s: %w", env.Identity, err)
-		}
-		return rt, env.Container, nil
-	}
-	lk, err := m.r.Lock(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer lk.Unlock()
-	fresh, err := m.r.Store.Live(ctx, env.Identity)
-	if err != nil {
-		return nil, "", err
-	}
-	if fresh != nil && fresh.Container != env.Container {
-		env.Container = fresh.Container // made again meanwhile: the exchange after the command uses it
-		return rt, fresh.Container, nil
-	}
-	id, err := m.RemakeContainer(ctx, env)
-	return rt, id, err
-}
-
-// RemakeContainer makes a full env's container again, over its sandbox
-// (made at the host's tip when it has none), and records it. A container
-// still there (one with the old layout) is removed first. The caller
-// holds the repository lock.
-func (m *Manager) RemakeContainer(ctx context.Context, env *state.Env) (string, error) {
-	pol, err := m.r.Policy()
-	if err != nil {
-		return "", err
-	}
-	rt, err := m.r.Runtime(ctx)
-	if err != nil {
-		return "", exitcode.New(exitcode.Runtime, "cannot make the container of %s again: %v", env.Identity, err)
-	}
-	s := sandbox.OfEnv(m.r, env)
-	tip, err := s.HostTip(ctx)
-	if err == nil && !s.Exists() {
-		err = s.Make(ctx, tip, sandbox.User(pol))
-	} else if err == nil {
-		err = s.ProtectGitlinks(ctx, tip)
-	}
-	if err != nil {
-		return "", fmt.Errorf("cannot make the private git directory of %s: %w", env.Identity, err)
-	}
-	old := env.Container
-	why := "was gone"
-	if info, err := rt.Inspect(ctx, old); err == nil && info.State != "missing" {
-		why = "had the old layout, which mounted the repository's git directory"
-		if err := rt.Remove(ctx, old); err != nil {
-			return "", err
-		}
-	}
-	id, err := s.MakeContainer(ctx, pol)
-	if err != nil {
-		return "", exitcode.New(exitcode.Runtime, "cannot make the container of %s again: %v", env.Identity, err)
-	}
-	env.Container = id
-	if err := m.r.Store.Save(ctx, env, "recreated", "container "+repo.Short(old)+" "+why+"; made "+repo.Short(id)); err != nil {
-		return "", err
-	}
-	m.r.Notef("%s: its container %s; made it again", env.Identity, why)
-	return id, nil
 }

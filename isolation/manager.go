@@ -2,10 +2,11 @@
 // policy, checked against git, made by the provider of its mode: full, a
 // worktree with a container and a private git directory; worktree;
 // shared), path, list, link and unlink, close and finish, exec, and
-// remove. It works on an opened repository (repo), takes pool slots from
-// pool, leaves the container's git to sandbox and the repair of drift to
-// heal, and runs host commands only through hostexec. Sweeps over many
-// envs (sweep) and doctor's checks build on it; it imports neither.
+// remove. It works on an opened repository (repo); takes slots from pool;
+// leaves a full env's container and its git to sandbox, the policy's
+// commands and copies to setup, and the repair of drift to heal; and runs
+// host commands only through hostexec. Sweeps over many envs (sweep)
+// build on it; it imports none of them.
 package isolation
 
 import (

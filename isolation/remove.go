@@ -9,6 +9,8 @@ import (
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/sandbox"
+	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -73,7 +75,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 
 	// A full env's container may have commits the host has not seen yet:
 	// they come back first, so that every check below sees them.
-	if back, err := m.bringBack(ctx, lk, env); err != nil && !opts.Force {
+	if back, err := sandbox.BringBackEnv(ctx, m.r, lk, env); err != nil && !opts.Force {
 		return nil, refuse("cannot bring back the commits its container made: %v; make its container answer again (`git apex exec %s -- true`), or run %s to discard them", err, identity, forceHint)
 	} else if err != nil {
 		m.r.Warnf("%s: %v; removing anyway (--force), commits made in its container since the last exec are lost", identity, err)
@@ -120,7 +122,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 
-	hooks, err := m.removeHooks(env, opts.Force)
+	hooks, err := setup.RemoveHooks(m.r, env, opts.Force)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +142,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 				return nil, err
 			}
 		}
-		if err := m.runCommands(ctx, env, env.Path, "hooks.pre_remove", hooks.PreRemove); err != nil {
+		if err := setup.Run(ctx, m.r, env, env.Path, "hooks.pre_remove", hooks.PreRemove); err != nil {
 			if !opts.Force {
 				return nil, refuse("%v; fix it, or run %s to remove anyway", err, forceHint)
 			}
@@ -174,7 +176,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		if res.DroppedLinks, err = m.r.Store.Destroy(ctx, env, "removed", detail); err != nil {
 			return nil, err
 		}
-		if err := m.runCommands(ctx, env, m.r.Git.MainRoot(), "hooks.post_remove", hooks.PostRemove); err != nil {
+		if err := setup.Run(ctx, m.r, env, m.r.Git.MainRoot(), "hooks.post_remove", hooks.PostRemove); err != nil {
 			m.r.Warnf("%s was removed, but %v", identity, err)
 			if err := m.r.Store.Record(ctx, env, "skipped", "post_remove: "+err.Error()); err != nil {
 				return nil, err
@@ -182,33 +184,6 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	return res, nil
-}
-
-// removeHooks returns the lifecycle hooks a removal runs: none when the
-// policy's commands are not approved (with a warning when it has some).
-// An invalid policy stops the removal, since its hooks cannot be known,
-// unless force.
-func (m *Manager) removeHooks(env *state.Env, force bool) (policy.Hooks, error) {
-	pol, err := m.r.Policy()
-	if err != nil {
-		if !force {
-			return policy.Hooks{}, fmt.Errorf("%w; its pre_remove hooks cannot be known: fix it, or run `git apex remove --force %s`", err, env.Identity)
-		}
-		m.r.Warnf("%v; removing without its hooks (--force)", err)
-		return policy.Hooks{}, nil
-	}
-	hooks := policy.Hooks{PreRemove: pol.Hooks.PreRemove, PostRemove: pol.Hooks.PostRemove}
-	if len(hooks.PreRemove)+len(hooks.PostRemove) == 0 {
-		return hooks, nil
-	}
-	trusted, host, err := m.r.Trusted(pol)
-	if err != nil || !trusted {
-		if err == nil {
-			m.r.WarnUntrusted(host)
-		}
-		return policy.Hooks{}, err
-	}
-	return hooks, nil
 }
 
 // checkBranchHeld fails when the env's branch has commits that neither

@@ -14,6 +14,7 @@ import (
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
+	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -94,7 +95,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 	if res.Pooled && p.policy.Pool.Size > 0 {
 		m.pool.TopUp()
 	}
-	return res, m.prepare(ctx, res.Env, p.policy)
+	return res, setup.Prepare(ctx, m.r, res.Env, p.policy)
 }
 
 // startLocked finds or makes the planned env under the repository lock.

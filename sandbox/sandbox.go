@@ -1,7 +1,7 @@
 // Package sandbox keeps the private git directory of each full env's
 // container (and each contained batch task's), makes the container that
-// works in it, and moves commits between it and the host as checked
-// data. It is the containment of full mode: nothing run in a container
+// works in it (starting it, or making it again, when it stopped or went),
+// and moves commits between it and the host as checked data. It is the containment of full mode: nothing run in a container
 // writes the host's git directory. It runs git on the host only through
 // gitx and reaches the engine only through the container package.
 package sandbox

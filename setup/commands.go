@@ -1,4 +1,4 @@
-package isolation
+package setup
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostexec"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -32,21 +34,21 @@ func (e *CommandError) Error() string {
 // ExitCode reports a failed policy command as an unexpected failure.
 func (e *CommandError) ExitCode() int { return exitcode.Failure }
 
-// commandEnv is the environment of a command run on the host for an
+// CommandEnv is the environment of a command run on the host for an
 // env: nothing is ever substituted into a command string, it sees the env
 // only through its Vars.
-func commandEnv(env *state.Env) []string {
+func CommandEnv(env *state.Env) []string {
 	return append(gitx.CleanEnv(), env.Vars()...)
 }
 
-// runCommands runs each command as `sh -c <command>` in dir, in order,
+// Run runs each command as `sh -c <command>` in dir, in order,
 // streaming its output to stderr, and stops at the first that fails.
-func (m *Manager) runCommands(ctx context.Context, env *state.Env, dir, key string, commands []string) error {
+func Run(ctx context.Context, r *repo.Repo, env *state.Env, dir, key string, commands []string) error {
 	for _, command := range commands {
-		m.r.Notef("%s: running %s: %s", env.Identity, key, command)
+		r.Notef("%s: running %s: %s", env.Identity, key, command)
 		tail := &tailBuffer{max: 2048}
-		out := io.MultiWriter(m.r.Stderr(), tail)
-		status, err := hostexec.Run(ctx, hostexec.Command{Argv: []string{"sh", "-c", command}, Dir: dir, Env: commandEnv(env),
+		out := io.MultiWriter(r.Stderr(), tail)
+		status, err := hostexec.Run(ctx, hostexec.Command{Argv: []string{"sh", "-c", command}, Dir: dir, Env: CommandEnv(env),
 			Stdout: out, Stderr: out})
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -74,4 +76,31 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 
 func (t *tailBuffer) String() string {
 	return strings.TrimRight(t.buf.String(), "\n")
+}
+
+// RemoveHooks returns the lifecycle hooks a removal runs: none when the
+// policy's commands are not approved (with a warning when it has some).
+// An invalid policy stops the removal, since its hooks cannot be known,
+// unless force.
+func RemoveHooks(r *repo.Repo, env *state.Env, force bool) (policy.Hooks, error) {
+	pol, err := r.Policy()
+	if err != nil {
+		if !force {
+			return policy.Hooks{}, fmt.Errorf("%w; its pre_remove hooks cannot be known: fix it, or run `git apex remove --force %s`", err, env.Identity)
+		}
+		r.Warnf("%v; removing without its hooks (--force)", err)
+		return policy.Hooks{}, nil
+	}
+	hooks := policy.Hooks{PreRemove: pol.Hooks.PreRemove, PostRemove: pol.Hooks.PostRemove}
+	if len(hooks.PreRemove)+len(hooks.PostRemove) == 0 {
+		return hooks, nil
+	}
+	trusted, host, err := r.Trusted(pol)
+	if err != nil || !trusted {
+		if err == nil {
+			r.WarnUntrusted(host)
+		}
+		return policy.Hooks{}, err
+	}
+	return hooks, nil
 }

@@ -1,4 +1,4 @@
-package isolation
+package setup
 
 import (
 	"errors"

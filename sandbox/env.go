@@ -1,0 +1,119 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/git-apex/git-apex/container"
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/state"
+)
+
+// BringBackEnv brings the commits a full env's container made to the
+// host (see Sandbox.BringBack) and records what moved. An env whose
+// sandbox's tip did not move costs one file read, and needs no runtime.
+func BringBackEnv(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env) (Result, error) {
+	s := OfEnv(r, env)
+	if !env.Contained() || !env.Live() || env.Container == "" || !s.Exists() || s.Unchanged() {
+		return Result{}, nil
+	}
+	if problem := r.Git.GitfileProblem(env.Path); problem != "" {
+		return Result{}, heal.GitfileRefusal(env, problem)
+	}
+	b, err := s.BringBack(ctx, lk, env.Container)
+	if err != nil {
+		return b, err
+	}
+	switch {
+	case b.Kept != "":
+		err = r.Store.Record(ctx, env, "kept", b.Why+" as "+b.Kept)
+	case b.To != "":
+		err = r.Store.Record(ctx, env, "synced", fmt.Sprintf("%s..%s from the container", repo.Short(b.From), repo.Short(b.To)))
+	}
+	return b, err
+}
+
+// Running returns the runtime and a running container for a full env: it starts one that stopped and, under the repository lock, makes
+// one that was deleted by hand, or that an earlier git-apex made with the
+// old layout, again.
+func Running(ctx context.Context, r *repo.Repo, env *state.Env) (container.Runtime, string, error) {
+	rt, err := r.Runtime(ctx)
+	if err != nil {
+		return nil, "", exitcode.New(exitcode.Runtime, "cannot run in %s: %v", env.Identity, err)
+	}
+	info, err := rt.Inspect(ctx, env.Container)
+	if err != nil {
+		return nil, "", err
+	}
+	switch {
+	case info.State == "missing" || info.Labels[LabelLayout] != Layout:
+	case info.State == "running":
+		return rt, env.Container, nil
+	default:
+		if err := rt.Start(ctx, env.Container); err != nil {
+			return nil, "", fmt.Errorf("cannot start the container of %s: %w", env.Identity, err)
+		}
+		return rt, env.Container, nil
+	}
+	lk, err := r.Lock(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer lk.Unlock()
+	fresh, err := r.Store.Live(ctx, env.Identity)
+	if err != nil {
+		return nil, "", err
+	}
+	if fresh != nil && fresh.Container != env.Container {
+		env.Container = fresh.Container // made again meanwhile: the exchange after the command uses it
+		return rt, fresh.Container, nil
+	}
+	id, err := Remake(ctx, r, env)
+	return rt, id, err
+}
+
+// Remake makes a full env's container again, over its sandbox
+// (made at the host's tip when it has none), and records it. A container
+// still there (one with the old layout) is removed first. The caller
+// holds the repository lock.
+func Remake(ctx context.Context, r *repo.Repo, env *state.Env) (string, error) {
+	pol, err := r.Policy()
+	if err != nil {
+		return "", err
+	}
+	rt, err := r.Runtime(ctx)
+	if err != nil {
+		return "", exitcode.New(exitcode.Runtime, "cannot make the container of %s again: %v", env.Identity, err)
+	}
+	s := OfEnv(r, env)
+	tip, err := s.HostTip(ctx)
+	if err == nil && !s.Exists() {
+		err = s.Make(ctx, tip, User(pol))
+	} else if err == nil {
+		err = s.ProtectGitlinks(ctx, tip)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cannot make the private git directory of %s: %w", env.Identity, err)
+	}
+	old := env.Container
+	why := "was gone"
+	if info, err := rt.Inspect(ctx, old); err == nil && info.State != "missing" {
+		why = "had the old layout, which mounted the repository's git directory"
+		if err := rt.Remove(ctx, old); err != nil {
+			return "", err
+		}
+	}
+	id, err := s.MakeContainer(ctx, pol)
+	if err != nil {
+		return "", exitcode.New(exitcode.Runtime, "cannot make the container of %s again: %v", env.Identity, err)
+	}
+	env.Container = id
+	if err := r.Store.Save(ctx, env, "recreated", "container "+repo.Short(old)+" "+why+"; made "+repo.Short(id)); err != nil {
+		return "", err
+	}
+	r.Notef("%s: its container %s; made it again", env.Identity, why)
+	return id, nil
+}

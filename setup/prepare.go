@@ -1,0 +1,73 @@
+// Package setup runs what the policy asks of an env on the host: on a
+// start, the copies of [worktree].copy, submodules, the setup commands and
+// the post_create hooks; on a removal, the pre_remove and post_remove
+// hooks. Commands, and copies from outside the checkout, run only once
+// `git apex trust` approved them. Commands run through hostexec, each as
+// `sh -c` with nothing substituted into it: they see the env through
+// its APEX_* variables.
+package setup
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/state"
+)
+
+// Prepare readies a new env, outside the repository lock: it copies the
+// policy's files from the main checkout, initialises submodules, then runs
+// the setup commands and post_create hooks. Commands, and copies from
+// outside the checkout, happen only when `git apex trust` approved them;
+// otherwise a warning lists them. A failing command leaves the env in
+// place, marked in its metadata, and is returned.
+func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Policy) error {
+	trusted, host, err := r.Trusted(pol)
+	if err != nil {
+		return err
+	}
+	if !trusted {
+		r.WarnUntrusted(host)
+	}
+	if env.Mode != string(policy.Shared) {
+		if err := copyFiles(r.Git.MainRoot(), env.Path, pol.Worktree.Copy, trusted); err != nil {
+			return failed(ctx, r, env, err)
+		}
+		// A full env's submodules stay uninitialised: see the sandbox package.
+		if pol.Worktree.Submodules && !env.Contained() {
+			if err := r.Git.InitSubmodules(ctx, env.Path); err != nil {
+				return failed(ctx, r, env, err)
+			}
+		}
+	}
+	if !trusted {
+		return nil
+	}
+	steps := []struct {
+		key      string
+		commands []string
+	}{
+		{"worktree.setup", pol.Worktree.Setup},
+		{"workflow." + env.Workflow + ".setup", pol.Workflow[env.Workflow].Setup},
+		{"hooks.post_create", pol.Hooks.PostCreate},
+	}
+	for _, step := range steps {
+		if err := Run(ctx, r, env, env.Path, step.key, step.commands); err != nil {
+			return failed(ctx, r, env, err)
+		}
+	}
+	return nil
+}
+
+// failed marks an env whose preparation failed and records why.
+func failed(ctx context.Context, r *repo.Repo, env *state.Env, cause error) error {
+	if env.Metadata == nil {
+		env.Metadata = map[string]string{}
+	}
+	env.Metadata["setup"] = "failed"
+	if err := r.Store.Save(context.WithoutCancel(ctx), env, "setup-failed", cause.Error()); err != nil {
+		return err
+	}
+	return fmt.Errorf("cannot prepare %s, kept at %s: %w", env.Identity, env.Path, cause)
+}
