@@ -3,6 +3,7 @@ package isolation
 import (
 	"context"
 	"runtime"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -29,7 +30,8 @@ type Listed struct {
 	// Container is the state of a full env's container: running, exited,
 	// missing, ...; "unknown" when no runtime answers.
 	Container string
-	Problem   string // what could not be read
+	Problem   string        // what could not be read
+	Age       time.Duration // since it was made, on the state's clock
 }
 
 // List returns the envs with their links, oldest first, after healing
@@ -54,7 +56,7 @@ func (m *Manager) List(ctx context.Context, all bool) ([]Listed, error) {
 	var listed []Listed
 	for _, env := range envs {
 		if all || env.Live() {
-			listed = append(listed, Listed{Env: env, Links: links[env.ID], Problem: refused[env.ID]})
+			listed = append(listed, Listed{Env: env, Links: links[env.ID], Problem: refused[env.ID], Age: m.r.Store.Now().Sub(env.CreatedAt)})
 		}
 	}
 	return listed, m.describe(ctx, listed)

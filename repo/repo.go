@@ -30,6 +30,8 @@ type Options struct {
 	// StateWait is how long a write to the state database waits for
 	// another process's; 0: state.DefaultWait.
 	StateWait time.Duration
+	// Clock stamps the state's records; nil: time.Now.
+	Clock func() time.Time
 }
 
 // Repo is an opened repository with its state and policy.
@@ -71,7 +73,7 @@ func OpenBare(ctx context.Context, dir string, opts Options) (*Repo, error) {
 
 // OpenState opens the state database of a repository git has opened.
 func OpenState(ctx context.Context, git *gitx.Repo, opts Options) (*Repo, error) {
-	store, err := state.Open(ctx, StatePath(git), opts.StateWait)
+	store, err := state.Open(ctx, StatePath(git), state.Options{Wait: opts.StateWait, Clock: opts.Clock})
 	if err != nil {
 		return nil, err
 	}

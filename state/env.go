@@ -138,7 +138,7 @@ func (s *Store) Envs(ctx context.Context, all bool) ([]*Env, error) {
 // fails with ErrIdentityTaken or ErrBranchTaken when another live env
 // has the identity or the branch.
 func (s *Store) Create(ctx context.Context, e *Env, kind, detail string) error {
-	now := time.Now()
+	now := s.now()
 	meta, err := json.Marshal(nonNil(e.Metadata))
 	if err != nil {
 		return err
@@ -164,7 +164,7 @@ func (s *Store) Create(ctx context.Context, e *Env, kind, detail string) error {
 // status, identity_closed, metadata) and an event in one transaction. To
 // destroy an env, use Destroy.
 func (s *Store) Save(ctx context.Context, e *Env, kind, detail string) error {
-	now := time.Now()
+	now := s.now()
 	meta, err := json.Marshal(nonNil(e.Metadata))
 	if err != nil {
 		return err
@@ -189,7 +189,7 @@ func save(ctx context.Context, tx *sql.Tx, now time.Time, e *Env, meta, kind, de
 // resolved to it, each with an "unlinked" event, in one transaction. It
 // returns the aliases dropped.
 func (s *Store) Destroy(ctx context.Context, e *Env, kind, detail string) ([]string, error) {
-	now := time.Now()
+	now := s.now()
 	meta, err := json.Marshal(nonNil(e.Metadata))
 	if err != nil {
 		return nil, err

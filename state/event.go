@@ -30,7 +30,7 @@ func addEventFor(ctx context.Context, tx *sql.Tx, at time.Time, envID int64, ide
 // (reused, skipped, ...).
 func (s *Store) Record(ctx context.Context, e *Env, kind, detail string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		return addEvent(ctx, tx, time.Now(), e, kind, detail)
+		return addEvent(ctx, tx, s.now(), e, kind, detail)
 	})
 }
 

@@ -65,7 +65,7 @@ func (s *Store) link(ctx context.Context, q queryer, alias string) (*Link, error
 // AddLink makes alias resolve to env, with a "linked" event. It fails with
 // ErrAliasTaken when alias is a live env's own identity or a link already.
 func (s *Store) AddLink(ctx context.Context, alias string, env *Env, kind, target string) error {
-	now := time.Now()
+	now := s.now()
 	return s.write(ctx, func(tx *sql.Tx) error {
 		var n int
 		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM envs WHERE identity = ? AND status != 'destroyed' AND identity_closed = 0`, alias).Scan(&n)
@@ -87,7 +87,7 @@ func (s *Store) AddLink(ctx context.Context, alias string, env *Env, kind, targe
 
 // RemoveLink drops a link with an "unlinked" event; why says what ended it.
 func (s *Store) RemoveLink(ctx context.Context, l *Link, why string) error {
-	now := time.Now()
+	now := s.now()
 	return s.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE alias = ?`, l.Alias); err != nil {
 			return err

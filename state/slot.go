@@ -56,7 +56,7 @@ func (s *Store) Slots(ctx context.Context) ([]*Slot, error) {
 
 // AddSlot records a new slot, leased to the given holder (pid 0: idle).
 func (s *Store) AddSlot(ctx context.Context, path, commit string, pid int, start int64) (*Slot, error) {
-	now := time.Now().UnixMilli()
+	now := s.now().UnixMilli()
 	var sl *Slot
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		leased := int64(0)
@@ -92,7 +92,7 @@ func (s *Store) Lease(ctx context.Context, pid int, start int64) (*Slot, error) 
 		if err != nil {
 			return err
 		}
-		now := time.Now()
+		now := s.now()
 		if _, err := tx.ExecContext(ctx, `UPDATE slots SET holder_pid = ?, holder_start = ?, leased_at = ? WHERE id = ?`,
 			pid, start, now.UnixMilli(), sl.ID); err != nil {
 			return err

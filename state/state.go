@@ -103,6 +103,7 @@ type Store struct {
 	db   *sql.DB
 	path string
 	wait time.Duration
+	now  func() time.Time // the clock every record is stamped with
 	// tooNew is set when the database's schema is newer than SchemaVersion;
 	// every write returns it.
 	tooNew error
@@ -110,6 +111,18 @@ type Store struct {
 	// read-only repository): it is read as it is, and writes fail.
 	readOnly bool
 }
+
+// Options configure an opened store.
+type Options struct {
+	// Wait is how long a write waits for another process's; 0: DefaultWait.
+	Wait time.Duration
+	// Clock stamps every record and event, and is what Now reads; nil:
+	// time.Now. Tests set it to make times they can compare.
+	Clock func() time.Time
+}
+
+// Now is the time on the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
 
 // DefaultWait is how long a write waits for another process's write to
 // end before it gives up and says who holds the database.
@@ -123,14 +136,18 @@ var (
 )
 
 // Open opens the database at path, creating it when there is none, and
-// migrates it. A write waits up to wait (0: DefaultWait) for another
-// process's write to end. A file that is not a whole SQLite database
+// migrates it. A write waits up to opts.Wait for another process's
+// write to end. A file that is not a whole SQLite database
 // (empty, truncated, or something else) is never taken for a new one: it
 // is a *DamagedError. In a directory this process cannot write, the
 // database is opened read-only.
-func Open(ctx context.Context, path string, wait time.Duration) (*Store, error) {
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	wait, now := opts.Wait, opts.Clock
 	if wait <= 0 {
 		wait = DefaultWait
+	}
+	if now == nil {
+		now = time.Now
 	}
 	if err := checkFile(path); err != nil {
 		return nil, err
@@ -150,7 +167,7 @@ func Open(ctx context.Context, path string, wait time.Duration) (*Store, error) 
 		return nil, fmt.Errorf("cannot open state database %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, path: path, wait: wait, readOnly: readOnly}
+	s := &Store{db: db, path: path, wait: wait, now: now, readOnly: readOnly}
 	if readOnly {
 		version, err := s.userVersion(ctx, db)
 		if err != nil {

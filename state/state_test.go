@@ -19,7 +19,7 @@ func newEnv(identity, branch string) *Env {
 
 func open(t *testing.T, path string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), path, 0)
+	s, err := Open(context.Background(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestHelperCreate(t *testing.T) {
 func BenchmarkOpenAndLookup(b *testing.B) {
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "state.db")
-	s, err := Open(ctx, path, 0)
+	s, err := Open(ctx, path, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func BenchmarkOpenAndLookup(b *testing.B) {
 	}
 	s.Close()
 	for b.Loop() {
-		s, err := Open(ctx, path, 0)
+		s, err := Open(ctx, path, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -13,20 +12,20 @@ import (
 )
 
 // Hook is what `git apex hook <name> [args...]` runs, from the hooks
-// that hooks.Install writes. It removes the environments whose branches are now
-// merged, when [worktree].cleanup_on_merge, and says in one line each
-// what it removed and, when anything was merged, what it kept and why.
-// It never fails: an error is one line on stderr, and git's command
-// goes on. It does nothing when hooks.SkipVar is set, and sets it for anything
-// it runs.
-func Hook(ctx context.Context, name string, args []string, stderr io.Writer) {
+// that hooks.Install writes. It removes the environments whose branches
+// are now merged, when [worktree].cleanup_on_merge, and says in one line
+// each on opts.Stderr what it removed and, when anything was merged, what
+// it kept and why. It never fails: an error is one line on stderr, and
+// git's command goes on. It does nothing when hooks.SkipVar is set, and
+// sets it for anything it runs.
+func Hook(ctx context.Context, name string, args []string, opts repo.Options) {
 	if os.Getenv(hooks.SkipVar) == "1" {
 		return
 	}
 	os.Setenv(hooks.SkipVar, "1")
-	if err := handle(ctx, name, args, stderr); err != nil {
+	if err := handle(ctx, name, args, opts); err != nil {
 		msg, _, _ := strings.Cut(err.Error(), "\n")
-		fmt.Fprintf(stderr, "git-apex: %s hook: %s\n", name, msg)
+		fmt.Fprintf(opts.Stderr, "git-apex: %s hook: %s\n", name, msg)
 	}
 }
 
@@ -34,7 +33,8 @@ func Hook(ctx context.Context, name string, args []string, stderr io.Writer) {
 // the state database.
 const stateWait = time.Second
 
-func handle(ctx context.Context, name string, args []string, stderr io.Writer) error {
+func handle(ctx context.Context, name string, args []string, opts repo.Options) error {
+	stderr := opts.Stderr
 	switch name {
 	case "post-merge":
 	case "post-rewrite":
@@ -50,7 +50,9 @@ func handle(ctx context.Context, name string, args []string, stderr io.Writer) e
 	}
 	// The hook must not hold git up: it waits for the state database
 	// about a second, then leaves everything as it was.
-	r, err := repo.Open(ctx, cwd, repo.Options{Stderr: stderr, StateWait: stateWait})
+	// The hook reads the checkout's own policy, never a --policy file.
+	opts.PolicyFile, opts.StateWait = "", stateWait
+	r, err := repo.Open(ctx, cwd, opts)
 	if err != nil {
 		return err
 	}

@@ -136,7 +136,7 @@ func (sw *Sweeper) Run(ctx context.Context, opts Options) ([]Item, error) {
 			item.Why, item.Merged = st.Reason, true
 		case opts.OlderThan > 0:
 			last := maxTime(e.UpdatedAt, activity[e.ID], branches[e.Branch].Committed)
-			if idle := time.Since(last); idle > opts.OlderThan {
+			if idle := sw.r.Store.Now().Sub(last); idle > opts.OlderThan {
 				item.Why = "inactive for " + roundDuration(idle)
 			} else {
 				item.Kept = "active " + roundDuration(idle) + " ago"

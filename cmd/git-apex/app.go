@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -167,6 +168,10 @@ func withManager(c *cli.Context, fn func(*isolation.Manager) error) error {
 	return withRepo(c, func(r *repo.Repo) error { return fn(isolation.New(r)) })
 }
 
+// clock stamps the state's records: nil, the real clock, except in the
+// script tests, which set it (see testClock).
+var clock func() time.Time
+
 // repoOptions are the global flags, as the repo package takes them.
 func repoOptions(c *cli.Context) repo.Options {
 	policyFile := c.String("policy")
@@ -175,7 +180,7 @@ func repoOptions(c *cli.Context) repo.Options {
 			policyFile = abs
 		}
 	}
-	return repo.Options{PolicyFile: policyFile, Stderr: c.App.ErrWriter}
+	return repo.Options{PolicyFile: policyFile, Stderr: c.App.ErrWriter, Clock: clock}
 }
 
 // note prints a human message on stderr.

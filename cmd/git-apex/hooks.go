@@ -53,7 +53,7 @@ func hookCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return usageError(c, "expected a hook name")
 			}
-			sweep.Hook(c.Context, c.Args().First(), c.Args().Tail(), c.App.ErrWriter)
+			sweep.Hook(c.Context, c.Args().First(), c.Args().Tail(), repoOptions(c))
 			return nil
 		},
 	}

@@ -86,7 +86,7 @@ func printList(c *cli.Context, envs []isolation.Listed) error {
 			container = "-"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", identity, links, e.Mode, branchOrDetached(e.Branch), e.Status,
-			dirtyColumn(l), aheadBehind(l), yesNo(l.Merged != "", e.Live()), container, age(time.Since(e.CreatedAt)), e.Path)
+			dirtyColumn(l), aheadBehind(l), yesNo(l.Merged != "", e.Live()), container, age(l.Age), e.Path)
 	}
 	return w.Flush()
 }

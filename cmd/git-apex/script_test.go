@@ -21,7 +21,28 @@ import (
 var update = flag.Bool("update", false, "rewrite the scripts' expected output")
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"git-apex": main})
+	testscript.Main(m, map[string]func(){"git-apex": func() {
+		clock = testClock(os.Getenv("APEX_TEST_NOW"))
+		main()
+	}})
+}
+
+// testClock is the clock a script sets with APEX_TEST_NOW: a time
+// (RFC 3339), which stands still so that outputs can be compared; or an
+// offset from the real clock (a Go duration such as -240h), to make
+// records that look days old. "" is the real clock.
+func testClock(now string) func() time.Time {
+	if now == "" {
+		return nil
+	}
+	if at, err := time.Parse(time.RFC3339, now); err == nil {
+		return func() time.Time { return at }
+	}
+	offset, err := time.ParseDuration(now)
+	if err != nil {
+		panic("APEX_TEST_NOW=" + now + ": neither a time nor a duration")
+	}
+	return func() time.Time { return time.Now().Add(offset) }
 }
 
 // TestScripts runs the scenarios in testdata/script, each in its own
@@ -36,7 +57,7 @@ func TestScripts(t *testing.T) {
 		Condition:           condition,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"exits":     cmdExits,
-			"backdate":  cmdBackdate,
+			"redact":    cmdRedact,
 			"holddb":    cmdHoldDB,
 			"crash":     cmdCrash,
 			"rocopy":    cmdReadOnlyView,
@@ -105,35 +126,22 @@ func condition(cond string) (bool, error) {
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
-// cmdBackdate moves an env's record and events back in time, in the real
-// state database of the repository in the current directory, so that
-// staleness can be tested without waiting a week:
+// cmdRedact writes the last command's stdout to FILE with the scenario's
+// directory written as $WORK, so that `cmp FILE $WORK/golden` compares
+// outputs that name paths, and -update rewrites the golden file:
 //
-//	backdate feature-x 10
-func cmdBackdate(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: backdate IDENTITY DAYS")
+//	redact list.out
+func cmdRedact(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: redact FILE")
 	}
-	days, err := strconv.Atoi(args[1])
-	if err != nil {
-		ts.Fatalf("backdate: bad days %q", args[1])
+	out := ts.ReadFile("stdout")
+	work := ts.Getenv("WORK")
+	if real, err := filepath.EvalSymlinks(work); err == nil && real != work {
+		out = strings.ReplaceAll(out, real, "$WORK")
 	}
-	db, err := sql.Open("sqlite3", filepath.Join(ts.MkAbs(".git"), "apex", "state.db"))
-	ts.Check(err)
-	defer db.Close()
-	shift := int64(days) * 24 * 3600 * 1000
-	for _, q := range []string{
-		`UPDATE events SET at = at - ? WHERE env_id IN (SELECT id FROM envs WHERE identity = ?)`,
-		`UPDATE envs SET created_at = created_at - ?, updated_at = updated_at - ? WHERE identity = ?`,
-	} {
-		var err error
-		if strings.Count(q, "?") == 2 {
-			_, err = db.Exec(q, shift, args[0])
-		} else {
-			_, err = db.Exec(q, shift, shift, args[0])
-		}
-		ts.Check(err)
-	}
+	out = strings.ReplaceAll(out, work, "$WORK")
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(out), 0o644))
 }
 
 // cmdReadOnlyView mounts dir read-only at target (a bind mount, so root
