@@ -33,7 +33,7 @@ func (s *Store) Resolve(ctx context.Context, identity string) (env *Env, link *L
 	if env, err = s.Live(ctx, identity); env != nil || err != nil {
 		return env, nil, err
 	}
-	l, err := s.link(ctx, s.db, identity)
+	l, err := findLink(ctx, s.db, identity)
 	if l == nil || err != nil {
 		return nil, nil, err
 	}
@@ -45,12 +45,8 @@ func (s *Store) Resolve(ctx context.Context, identity string) (env *Env, link *L
 	return env, l, err
 }
 
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func (s *Store) link(ctx context.Context, q queryer, alias string) (*Link, error) {
+// findLink reads the link named alias, or nil.
+func findLink(ctx context.Context, q queryer, alias string) (*Link, error) {
 	var l Link
 	var created int64
 	err := q.QueryRowContext(ctx, `SELECT alias, env_id, kind, target, created_at FROM links WHERE alias = ?`, alias).
@@ -72,7 +68,7 @@ func (s *Store) AddLink(ctx context.Context, alias string, env *Env, kind, targe
 		if err != nil {
 			return err
 		}
-		if existing, err := s.link(ctx, tx, alias); err != nil {
+		if existing, err := findLink(ctx, tx, alias); err != nil {
 			return err
 		} else if n > 0 || existing != nil {
 			return ErrAliasTaken

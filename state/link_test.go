@@ -82,7 +82,7 @@ func TestMigratesVersion1(t *testing.T) {
 	if err := s.AddLink(ctx, "issue-1", e, KindLink, "feature-old"); err != nil {
 		t.Errorf("links table missing after migration: %v", err)
 	}
-	if v, _ := s.userVersion(ctx, s.db); v != SchemaVersion {
+	if v, _ := userVersion(ctx, s.db); v != SchemaVersion {
 		t.Errorf("user_version = %d, want %d", v, SchemaVersion)
 	}
 }

@@ -169,7 +169,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	s := &Store{db: db, path: path, wait: wait, now: now, readOnly: readOnly}
 	if readOnly {
-		version, err := s.userVersion(ctx, db)
+		version, err := userVersion(ctx, db)
 		if err != nil {
 			db.Close()
 			return nil, s.explain(err)
@@ -232,7 +232,7 @@ func escapePath(path string) string {
 
 // migrate brings the schema up to SchemaVersion under a write lock.
 func (s *Store) migrate(ctx context.Context) error {
-	version, err := s.userVersion(ctx, s.db)
+	version, err := userVersion(ctx, s.db)
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return nil
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		version, err := s.userVersion(ctx, tx) // another process may have migrated
+		version, err := userVersion(ctx, tx) // another process may have migrated
 		if err != nil {
 			return err
 		}
@@ -261,11 +261,14 @@ func (s *Store) noteTooNew(version int) {
 	}
 }
 
-type querier interface {
+// queryer is a database or a transaction, to read from.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func (s *Store) userVersion(ctx context.Context, q querier) (int, error) {
+// userVersion is the schema version the database records.
+func userVersion(ctx context.Context, q queryer) (int, error) {
 	var v int
 	err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
 	return v, err
@@ -311,5 +314,5 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // Version returns the database's schema version.
 func (s *Store) Version(ctx context.Context) (int, error) {
-	return s.userVersion(ctx, s.db)
+	return userVersion(ctx, s.db)
 }
