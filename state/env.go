@@ -62,7 +62,7 @@ func (e *Env) Contained() bool { return e.Mode == "full" }
 const envColumns = `id, identity, workflow, name, mode_asked, mode, path, branch, base,
 	start_commit, container, status, identity_closed, coalesce(parent_id, 0), metadata, created_at, updated_at`
 
-func scanEnv(row interface{ Scan(...any) error }) (*Env, error) {
+func scanEnv(row scanner) (*Env, error) {
 	var e Env
 	var meta string
 	var created, updated int64
@@ -118,20 +118,7 @@ func (s *Store) Envs(ctx context.Context, all bool) ([]*Env, error) {
 	if !all {
 		query += ` WHERE status != 'destroyed'`
 	}
-	rows, err := s.db.QueryContext(ctx, query+` ORDER BY created_at, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var envs []*Env
-	for rows.Next() {
-		e, err := scanEnv(rows)
-		if err != nil {
-			return nil, err
-		}
-		envs = append(envs, e)
-	}
-	return envs, rows.Err()
+	return queryAll(ctx, s.db, scanEnv, query+` ORDER BY created_at, id`)
 }
 
 // Create records a new env and its first event in one transaction. It

@@ -38,23 +38,16 @@ func (s *Store) Record(ctx context.Context, e *Env, kind, detail string) error {
 // else the events of that identity and of the env with id envID (when
 // not 0), whatever identity they were recorded under.
 func (s *Store) Events(ctx context.Context, identity string, envID int64) ([]Event, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, at, coalesce(env_id, 0), identity, kind, detail
+	return queryAll(ctx, s.db, scanEvent, `SELECT id, at, coalesce(env_id, 0), identity, kind, detail
 		FROM events WHERE ? = '' OR identity = ? OR (? != 0 AND env_id = ?) ORDER BY id`, identity, identity, envID, envID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var events []Event
-	for rows.Next() {
-		var ev Event
-		var at int64
-		if err := rows.Scan(&ev.ID, &at, &ev.EnvID, &ev.Identity, &ev.Kind, &ev.Detail); err != nil {
-			return nil, err
-		}
-		ev.At = time.UnixMilli(at)
-		events = append(events, ev)
-	}
-	return events, rows.Err()
+}
+
+func scanEvent(row scanner) (Event, error) {
+	var ev Event
+	var at int64
+	err := row.Scan(&ev.ID, &at, &ev.EnvID, &ev.Identity, &ev.Kind, &ev.Detail)
+	ev.At = time.UnixMilli(at)
+	return ev, err
 }
 
 // LastActivity returns, for every env, when its latest event happened.

@@ -47,14 +47,10 @@ func (s *Store) Resolve(ctx context.Context, identity string) (env *Env, link *L
 
 // findLink reads the link named alias, or nil.
 func findLink(ctx context.Context, q queryer, alias string) (*Link, error) {
-	var l Link
-	var created int64
-	err := q.QueryRowContext(ctx, `SELECT alias, env_id, kind, target, created_at FROM links WHERE alias = ?`, alias).
-		Scan(&l.Alias, &l.EnvID, &l.Kind, &l.Target, &created)
+	l, err := scanLink(q.QueryRowContext(ctx, `SELECT `+linkColumns+` FROM links WHERE alias = ?`, alias))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
-	l.CreatedAt = time.UnixMilli(created)
 	return &l, err
 }
 
@@ -94,11 +90,7 @@ func (s *Store) RemoveLink(ctx context.Context, l *Link, why string) error {
 
 // Links returns the links of every live env, by env id, oldest first.
 func (s *Store) Links(ctx context.Context) (map[int64][]Link, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT alias, env_id, kind, target, created_at FROM links ORDER BY created_at, alias`)
-	if err != nil {
-		return nil, err
-	}
-	all, err := scanLinks(rows)
+	all, err := queryAll(ctx, s.db, scanLink, `SELECT `+linkColumns+` FROM links ORDER BY created_at, alias`)
 	byEnv := make(map[int64][]Link)
 	for _, l := range all {
 		byEnv[l.EnvID] = append(byEnv[l.EnvID], l)
@@ -107,11 +99,7 @@ func (s *Store) Links(ctx context.Context) (map[int64][]Link, error) {
 }
 
 func linksOf(ctx context.Context, q queryer, envID int64) ([]Link, error) {
-	rows, err := q.QueryContext(ctx, `SELECT alias, env_id, kind, target, created_at FROM links WHERE env_id = ? ORDER BY created_at, alias`, envID)
-	if err != nil {
-		return nil, err
-	}
-	return scanLinks(rows)
+	return queryAll(ctx, q, scanLink, `SELECT `+linkColumns+` FROM links WHERE env_id = ? ORDER BY created_at, alias`, envID)
 }
 
 // LinksOf returns an env's links, oldest first.
@@ -119,17 +107,12 @@ func (s *Store) LinksOf(ctx context.Context, envID int64) ([]Link, error) {
 	return linksOf(ctx, s.db, envID)
 }
 
-func scanLinks(rows *sql.Rows) ([]Link, error) {
-	defer rows.Close()
-	var links []Link
-	for rows.Next() {
-		var l Link
-		var created int64
-		if err := rows.Scan(&l.Alias, &l.EnvID, &l.Kind, &l.Target, &created); err != nil {
-			return nil, err
-		}
-		l.CreatedAt = time.UnixMilli(created)
-		links = append(links, l)
-	}
-	return links, rows.Err()
+const linkColumns = `alias, env_id, kind, target, created_at`
+
+func scanLink(row scanner) (Link, error) {
+	var l Link
+	var created int64
+	err := row.Scan(&l.Alias, &l.EnvID, &l.Kind, &l.Target, &created)
+	l.CreatedAt = time.UnixMilli(created)
+	return l, err
 }

@@ -23,7 +23,7 @@ func (s *Slot) Leased() bool { return s.HolderPID != 0 }
 
 const slotColumns = `id, path, pool_commit, holder_pid, holder_start, leased_at, created_at`
 
-func scanSlot(row interface{ Scan(...any) error }) (*Slot, error) {
+func scanSlot(row scanner) (*Slot, error) {
 	var s Slot
 	var leased, created int64
 	if err := row.Scan(&s.ID, &s.Path, &s.PoolCommit, &s.HolderPID, &s.HolderStart, &leased, &created); err != nil {
@@ -38,20 +38,7 @@ func scanSlot(row interface{ Scan(...any) error }) (*Slot, error) {
 
 // Slots lists the pool's slots, oldest first.
 func (s *Store) Slots(ctx context.Context) ([]*Slot, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+slotColumns+` FROM slots ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var slots []*Slot
-	for rows.Next() {
-		sl, err := scanSlot(rows)
-		if err != nil {
-			return nil, err
-		}
-		slots = append(slots, sl)
-	}
-	return slots, rows.Err()
+	return queryAll(ctx, s.db, scanSlot, `SELECT `+slotColumns+` FROM slots ORDER BY id`)
 }
 
 // AddSlot records a new slot, leased to the given holder (pid 0: idle).

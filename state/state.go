@@ -267,6 +267,27 @@ type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// scanner is a row to read the columns of.
+type scanner interface{ Scan(dest ...any) error }
+
+// queryAll runs query and reads every row with scan, in order.
+func queryAll[T any](ctx context.Context, q queryer, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var all []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, v)
+	}
+	return all, rows.Err()
+}
+
 // userVersion is the schema version the database records.
 func userVersion(ctx context.Context, q queryer) (int, error) {
 	var v int

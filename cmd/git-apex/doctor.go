@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -67,12 +65,11 @@ func printFindings(c *cli.Context, findings []doctor.Finding) error {
 			return err
 		}
 	} else {
-		w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "STATUS\tCHECK\tDETAIL")
+		var rows [][]string
 		for _, f := range findings {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", f.Status, f.Check, f.Detail)
+			rows = append(rows, []string{f.Status, f.Check, f.Detail})
 		}
-		if err := w.Flush(); err != nil {
+		if err := printTable(c, "", []string{"STATUS", "CHECK", "DETAIL"}, rows); err != nil {
 			return err
 		}
 	}

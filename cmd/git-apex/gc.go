@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -55,16 +53,11 @@ func gcCommand() *cli.Command {
 					}
 					return printJSON(c, items)
 				}
-				if len(items) == 0 {
-					note(c, "nothing to do")
-					return nil
-				}
-				w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "ACTION\tTARGET\tREASON")
+				var rows [][]string
 				for _, it := range items {
-					fmt.Fprintf(w, "%s\t%s\t%s\n", it.Action, it.Target, it.Reason)
+					rows = append(rows, []string{it.Action, it.Target, it.Reason})
 				}
-				return w.Flush()
+				return printTable(c, "nothing to do", []string{"ACTION", "TARGET", "REASON"}, rows)
 			})
 		},
 	}

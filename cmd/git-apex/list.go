@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -61,12 +60,7 @@ func printList(c *cli.Context, envs []isolation.Listed) error {
 		}
 		return printJSON(c, views)
 	}
-	if len(envs) == 0 {
-		note(c, "no environments; `git apex start <workflow> <name>` makes one")
-		return nil
-	}
-	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "IDENTITY\tLINKS\tMODE\tBRANCH\tSTATUS\tDIRTY\tAHEAD/BEHIND\tMERGED\tCONTAINER\tAGE\tPATH")
+	var rows [][]string
 	for _, l := range envs {
 		e := l.Env
 		aliases := []string{}
@@ -85,10 +79,11 @@ func printList(c *cli.Context, envs []isolation.Listed) error {
 		if container == "" {
 			container = "-"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", identity, links, e.Mode, branchOrDetached(e.Branch), e.Status,
-			dirtyColumn(l), aheadBehind(l), yesNo(l.Merged != "", e.Live()), container, age(l.Age), e.Path)
+		rows = append(rows, []string{identity, links, e.Mode, branchOrDetached(e.Branch), string(e.Status),
+			dirtyColumn(l), aheadBehind(l), yesNo(l.Merged != "", e.Live()), container, age(l.Age), e.Path})
 	}
-	return w.Flush()
+	return printTable(c, "no environments; `git apex start <workflow> <name>` makes one",
+		[]string{"IDENTITY", "LINKS", "MODE", "BRANCH", "STATUS", "DIRTY", "AHEAD/BEHIND", "MERGED", "CONTAINER", "AGE", "PATH"}, rows)
 }
 
 // dirtyColumn is "-" for a clean tree, else what is uncommitted.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -50,12 +48,11 @@ func logCommand() *cli.Command {
 					}
 					return printJSON(c, out)
 				}
-				w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "TIME\tIDENTITY\tEVENT\tDETAIL")
+				var rows [][]string
 				for _, ev := range events {
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", ev.At.Local().Format("2006-01-02 15:04:05"), ev.Identity, ev.Kind, ev.Detail)
+					rows = append(rows, []string{ev.At.Local().Format("2006-01-02 15:04:05"), ev.Identity, ev.Kind, ev.Detail})
 				}
-				return w.Flush()
+				return printTable(c, "", []string{"TIME", "IDENTITY", "EVENT", "DETAIL"}, rows)
 			})
 		},
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -76,6 +78,23 @@ func branchOrDetached(branch string) string {
 	return branch
 }
 
+// printTable prints rows of cells under a header, in aligned columns.
+// When there are no rows and empty is not "", it prints only empty, as a
+// note on stderr.
+func printTable(c *cli.Context, empty string, header []string, rows [][]string) error {
+	if len(rows) == 0 && empty != "" {
+		note(c, "%s", empty)
+		return nil
+	}
+	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, strings.Join(header, "\t"))
+	for _, row := range rows {
+		fmt.Fprintln(w, strings.Join(row, "\t"))
+	}
+	return w.Flush()
+}
+
+// printJSON prints v as indented JSON.
 func printJSON(c *cli.Context, v any) error {
 	enc := json.NewEncoder(c.App.Writer)
 	enc.SetIndent("", "  ")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -119,14 +118,13 @@ func printSlots(c *cli.Context, slots []*state.Slot) error {
 		}
 		return printJSON(c, out)
 	}
-	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "SLOT\tCOMMIT\tHOLDER\tAGE")
+	var rows [][]string
 	for _, s := range slots {
 		holder := "idle"
 		if s.Leased() {
 			holder = fmt.Sprintf("pid %d for %s", s.HolderPID, age(time.Since(s.LeasedAt)))
 		}
-		fmt.Fprintf(w, "%s\t%.12s\t%s\t%s\n", s.Path, s.PoolCommit, holder, age(time.Since(s.CreatedAt)))
+		rows = append(rows, []string{s.Path, repo.Short(s.PoolCommit), holder, age(time.Since(s.CreatedAt))})
 	}
-	return w.Flush()
+	return printTable(c, "", []string{"SLOT", "COMMIT", "HOLDER", "AGE"}, rows)
 }
