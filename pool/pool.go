@@ -1,7 +1,9 @@
 // Package pool keeps the warm pool: detached worktrees ("slots") ready
 // under <git common dir>/apex/pool, leased to one process at a time,
 // reclaimed when their holder dies, and handed to a start or a batch task.
-// It owns slots and leases; the envs made from them belong to isolation.
+// It owns slots and leases; a start takes a slot (Take) and isolation owns
+// the env made from it, while a failed batch task's slot is recorded as a
+// preserved env where it is (KeepSlot).
 package pool
 
 import (

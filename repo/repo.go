@@ -1,9 +1,9 @@
 // Package repo is an opened repository: its git, its state database, its
 // policy, the user's approvals of that policy, and the container runtime,
 // each opened on first use; the repository lock; and where notes and
-// warnings go. Every other domain package (isolation, pool, sandbox,
-// sweep, doctor) works on a *Repo and owns no connection of its own. It
-// makes and removes nothing itself.
+// warnings go. Every domain package above it (heal, setup, sandbox, pool,
+// isolation, sweep, doctor, batch) works on a *Repo and opens no
+// connection of its own. It makes and removes nothing itself.
 package repo
 
 import (
