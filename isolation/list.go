@@ -13,7 +13,6 @@ import (
 	"github.com/git-apex/git-apex/policy"
 
 	"github.com/git-apex/git-apex/container"
-	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -122,27 +121,4 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 		})
 	}
 	return g.Wait()
-}
-
-// Path returns the path of an identity's env. When the directory is
-// gone it heals the record first (following a moved worktree).
-func (m *Manager) Path(ctx context.Context, identity string) (string, error) {
-	env, _, err := m.r.Resolve(ctx, identity)
-	if err != nil {
-		return "", err
-	}
-	if gitx.Exists(env.Path) {
-		return env.Path, nil
-	}
-	worktrees, err := m.r.Git.Worktrees(ctx)
-	if err != nil {
-		return "", err
-	}
-	if _, err := heal.All(ctx, m.r, nil, []*state.Env{env}, worktrees); err != nil {
-		return "", err
-	}
-	if !env.Live() {
-		return "", exitcode.New(exitcode.NotFound, "no environment for %s: its worktree was deleted; `git apex start %s` makes it again", identity, identity)
-	}
-	return env.Path, nil
 }
