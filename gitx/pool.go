@@ -7,11 +7,6 @@ import (
 	"path/filepath"
 )
 
-// noHooks makes git run none of the repository's hooks: pool slots are
-// made and switched without them, so a cloned repository's post-checkout
-// never runs unasked.
-var noHooks = []string{"-c", "core.hooksPath=" + os.DevNull}
-
 // AddDetached adds a worktree at path with commit checked out detached,
 // running no hooks.
 func (l *Locked) AddDetached(ctx context.Context, path, commit string) error {

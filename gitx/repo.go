@@ -105,8 +105,13 @@ type command struct {
 // a command-line setting beats every config file.
 var safeConfig = []string{"-c", "core.fsmonitor=false"}
 
+// noHooks makes git run none of the repository's hooks: pool slots are
+// made and switched without them, so a cloned repository's post-checkout
+// never runs unasked, and a bundle from a container is fetched without.
+var noHooks = []string{"-c", "core.hooksPath=" + os.DevNull}
+
 // envConfig is added for commands run in an environment's worktree.
-var envConfig = []string{"-c", "core.hooksPath=" + os.DevNull, "-c", "submodule.recurse=false"}
+var envConfig = append(noHooks, "-c", "submodule.recurse=false")
 
 // run is the one exec path: every git process starts here.
 func run(ctx context.Context, c command) (string, error) {

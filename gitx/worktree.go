@@ -211,10 +211,10 @@ func (l *Locked) Prune(ctx context.Context) error {
 // bundle is data from outside: git runs no hooks, no maintenance and no
 // submodule fetch for it, and writes no FETCH_HEAD.
 func (l *Locked) FetchBundle(ctx context.Context, file, ref, dst string) error {
-	_, err := l.runIn(ctx, l.CommonDir, "-c", "transfer.fsckObjects=true", "-c", "core.hooksPath="+os.DevNull,
-		"-c", "gc.auto=0", "-c", "maintenance.auto=false",
+	args := append(noHooks, "-c", "transfer.fsckObjects=true", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
 		"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-maintenance",
 		file, "+"+ref+":"+dst)
+	_, err := l.runIn(ctx, l.CommonDir, args...)
 	return err
 }
 

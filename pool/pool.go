@@ -124,7 +124,9 @@ func (p *Pool) newSlot(ctx context.Context, commit string, pid int, start int64,
 
 // Reclaim resets the slots whose holder is gone and makes them idle. It
 // returns how many it reclaimed. held is the repository lock when the
-// caller holds it (the lock is not reentrant), else nil.
+// caller holds it (the lock is not reentrant), else nil. Whether a dead
+// holder ran a container in its slot is not recorded, so each is reset
+// as a contained slot is: trusting nothing in it.
 func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 	slots, err := p.r.Store.Slots(ctx)
 	if err != nil {
@@ -135,7 +137,7 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 		if !s.Leased() || holderAlive(s) {
 			continue
 		}
-		if err := p.resetSlot(ctx, held, s, false); err != nil {
+		if err := p.resetSlot(ctx, held, s, true); err != nil {
 			return n, err
 		}
 		n++

@@ -36,9 +36,10 @@ func BringBackEnv(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state
 	return b, err
 }
 
-// Running returns the runtime and a running container for a full env: it starts one that stopped and, under the repository lock, makes
-// one that was deleted by hand, or that an earlier git-apex made with the
-// old layout, again.
+// Running returns the runtime and a running container for a full env: it
+// starts one that stopped and, under the repository lock, makes one that
+// was deleted by hand, or that an earlier git-apex made with the old
+// layout, again.
 func Running(ctx context.Context, r *repo.Repo, env *state.Env) (container.Runtime, string, error) {
 	rt, err := r.Runtime(ctx)
 	if err != nil {
