@@ -134,7 +134,7 @@ func (r *runner) checkShared(ctx context.Context, tasks []Task) error {
 			return exitcode.New(exitcode.Usage, "task %s names a repo or base: shared isolation runs in the main checkout as it is; use --isolation worktree", t.ID)
 		}
 	}
-	changes, err := r.home.Git.Status(ctx, r.home.Git.MainRoot(), false)
+	changes, err := r.home.Git.Status(ctx, r.home.Git.MainRoot(), gitx.StatusOptions{})
 	if err != nil {
 		return err
 	}

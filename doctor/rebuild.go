@@ -63,7 +63,7 @@ func RebuildState(ctx context.Context, dir string, opts repo.Options) ([]Finding
 		case gitx.Within(wt.Path, pool.New(r).Dir()):
 			// A slot is reset when leased: one with changes (a failed batch
 			// task kept with --keep-failed) is not made a slot again.
-			if changes, err := lk.Status(ctx, wt.Path, true); err != nil || changes.Dirty() {
+			if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: true}); err != nil || changes.Dirty() {
 				out = append(out, Finding{Check: "worktree " + wt.Path, Status: "problem",
 					Detail: "not rebuilt as a pool slot: it has changes (a failed batch task kept with --keep-failed?); look inside, then `git worktree remove` it"})
 				continue

@@ -165,7 +165,7 @@ func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.
 // stays, and so does the env: kept says why.
 func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.Env, in *intent.Intent) (kept string, err error) {
 	if env.Mode != "shared" && !in.Force && d.r.Git.GitfileProblem(env.Path) == "" {
-		changes, err := lk.Status(ctx, env.Path, env.Contained())
+		changes, err := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()})
 		if err != nil {
 			return "", err
 		}

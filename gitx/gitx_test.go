@@ -77,15 +77,15 @@ func TestUnheldAndStatus(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644)
 	os.WriteFile(filepath.Join(dir, "b"), []byte("b"), 0o644)
 	git(t, dir, "add", "a")
-	c, err := r.Status(ctx, dir, false)
-	if err != nil || c != (Changes{Staged: 1, Untracked: 1}) {
-		t.Errorf("Status = %+v, %v", c, err)
+	st, err := r.Status(ctx, dir, StatusOptions{})
+	if err != nil || st.Changes != (Changes{Staged: 1, Untracked: 1}) {
+		t.Errorf("Status = %+v, %v", st, err)
 	}
 	git(t, dir, "commit", "-q", "-m", "a")
 	git(t, dir, "mv", "a", "renamed")
 	os.WriteFile(filepath.Join(dir, "renamed"), []byte("changed"), 0o644)
-	if c, _ := r.Status(ctx, dir, false); c != (Changes{Staged: 1, Modified: 1, Untracked: 1}) {
-		t.Errorf("Status after rename = %+v", c)
+	if st, _ := r.Status(ctx, dir, StatusOptions{}); st.Changes != (Changes{Staged: 1, Modified: 1, Untracked: 1}) {
+		t.Errorf("Status after rename = %+v", st)
 	}
 }
 
@@ -192,7 +192,7 @@ func TestStatusAgainst(t *testing.T) {
 	git(t, dir, "commit", "-q", "--allow-empty", "-m", "base moved")
 	git(t, dir, "switch", "-q", "topic")
 	os.WriteFile(filepath.Join(dir, "new"), []byte("x"), 0o644)
-	st, err := r.StatusAgainst(ctx, dir, StatusOptions{Branch: "topic", Base: "main", BaseIsLocal: true})
+	st, err := r.Status(ctx, dir, StatusOptions{Branch: "topic", Base: "main", BaseIsLocal: true})
 	if err != nil || !st.Counted || st.Ahead != 2 || st.Behind != 1 || st.Changes != (Changes{Untracked: 1}) {
 		t.Errorf("StatusAgainst = %+v, %v", st, err)
 	}
@@ -201,7 +201,7 @@ func TestStatusAgainst(t *testing.T) {
 	}
 	git(t, dir, "add", "new")
 	git(t, dir, "mv", "new", "renamed")
-	if st, _ := r.StatusAgainst(ctx, dir, StatusOptions{Branch: "topic", Base: "main", BaseIsLocal: true}); st.Changes != (Changes{Staged: 1}) {
+	if st, _ := r.Status(ctx, dir, StatusOptions{Branch: "topic", Base: "main", BaseIsLocal: true}); st.Changes != (Changes{Staged: 1}) {
 		t.Errorf("after a staged rename: %+v", st)
 	}
 }

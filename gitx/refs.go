@@ -114,15 +114,6 @@ func (c Changes) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// Status reads what `git status` reports in the working tree at dir.
-// contained says a container writes there (a full env): its submodules'
-// .git files could then point anywhere, so git does not look inside
-// them (a submodule whose commit changed still counts).
-func (r *Repo) Status(ctx context.Context, dir string, contained bool) (Changes, error) {
-	st, err := r.StatusAgainst(ctx, dir, StatusOptions{Contained: contained})
-	return st.Changes, err
-}
-
 // InitSubmodules initialises and checks out the submodules of the
 // working tree at dir, recursively, when it has any.
 func (r *Repo) InitSubmodules(ctx context.Context, dir string) error {
@@ -158,18 +149,22 @@ type Standing struct {
 	Behind  int  // commits on the base that the branch lacks
 }
 
-// StatusOptions say what StatusAgainst compares.
+// StatusOptions say what Status reads.
 type StatusOptions struct {
 	Branch, Base string // count Branch's commits ahead of and behind Base, when both are set
 	BaseIsLocal  bool   // Base is a local branch (else a remote-tracking one like origin/main)
-	Contained    bool   // a container writes in the working tree: see Status
+	Contained    bool   // a container writes in the working tree: see Repo.Status
 }
 
-// StatusAgainst is Status that also counts the branch's commits ahead of
-// and behind base, in the same single git process: the base is given to
-// git status as the branch's upstream with -c, so nothing is written to
-// the repository's config.
-func (r *Repo) StatusAgainst(ctx context.Context, dir string, o StatusOptions) (Standing, error) {
+// Status reads what `git status` reports in the working tree at dir and,
+// when o names a branch and a base, counts the branch's commits ahead of
+// and behind the base in the same single git process: the base is given
+// to git status as the branch's upstream with -c, so nothing is written
+// to the repository's config. When a container writes in the tree (a
+// full env: o.Contained), its submodules' .git files could point
+// anywhere, so git does not look inside them (a submodule whose commit
+// changed still counts).
+func (r *Repo) Status(ctx context.Context, dir string, o StatusOptions) (Standing, error) {
 	submodules := "--ignore-submodules=none"
 	if o.Contained {
 		submodules = "--ignore-submodules=dirty"
@@ -257,4 +252,23 @@ func (r *Repo) Gitlinks(ctx context.Context, commit string) ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// Summary is what a reader of a worktree's changes wants to see: `git
+// status --short --branch`, and the diff stat of the working tree
+// against its merge base with base (against HEAD when base is ""). No
+// external diff or text conversion runs.
+func (r *Repo) Summary(ctx context.Context, dir, base string) (status, diffstat string, err error) {
+	status, err = r.readIn(ctx, dir, "status", "--short", "--branch", "--untracked-files=normal")
+	if err != nil {
+		return "", "", err
+	}
+	args := []string{"diff", "--stat", "--no-ext-diff", "--no-textconv"}
+	if base != "" {
+		args = append(args, "--merge-base", base)
+	} else {
+		args = append(args, "HEAD")
+	}
+	diffstat, err = r.readIn(ctx, dir, args...)
+	return status, diffstat, err
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
@@ -26,6 +27,13 @@ type ExecRequest struct {
 	Stdin    io.Reader
 	Stdout   io.Writer
 	Stderr   io.Writer
+	Env      []string // NAME=value pairs it gets beside the env's APEX_* ones
+	// Background runs a worktree env's command in a process group of its
+	// own, stopped with SIGTERM and then, after Grace (0:
+	// hostexec.DefaultGrace), SIGKILL when ctx ends; otherwise it stays in
+	// the terminal's foreground group and an interrupt reaches it as SIGINT.
+	Background bool
+	Grace      time.Duration
 }
 
 // Exec runs a command in an env: inside its container for a full env
@@ -68,7 +76,7 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 		cmd = []string{pol.Container.Shell}
 	}
 	spec := container.ExecSpec{Cmd: cmd, WorkDir: env.Path, TTY: r.TTY, Stdin: r.Stdin, Stdout: r.Stdout, Stderr: r.Stderr,
-		Env: env.Vars()}
+		Env: append(env.Vars(), r.Env...)}
 	if r.TTY {
 		spec.Env = append(spec.Env, "TERM="+os.Getenv("TERM"))
 	}
@@ -83,11 +91,16 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 }
 
 // runLocal runs a command in the env's directory on the host, in the
-// foreground (it may be an interactive shell). An interrupt reaches it as
-// SIGINT; it is killed if it lingers.
+// foreground (it may be an interactive shell; an interrupt reaches it as
+// SIGINT) or, when r.Background, in a process group of its own. It is
+// killed if it lingers.
 func runLocal(ctx context.Context, env *state.Env, argv []string, r ExecRequest) (int, error) {
-	code, err := hostexec.Run(ctx, hostexec.Command{Argv: argv, Dir: env.Path, Env: setup.CommandEnv(env),
-		Stdin: r.Stdin, Stdout: r.Stdout, Stderr: r.Stderr, Foreground: true, Stop: syscall.SIGINT})
+	c := hostexec.Command{Argv: argv, Dir: env.Path, Env: append(setup.CommandEnv(env), r.Env...),
+		Stdin: r.Stdin, Stdout: r.Stdout, Stderr: r.Stderr, Foreground: !r.Background, Grace: r.Grace}
+	if !r.Background {
+		c.Stop = syscall.SIGINT
+	}
+	code, err := hostexec.Run(ctx, c)
 	if err != nil && ctx.Err() == nil {
 		return -1, fmt.Errorf("cannot run %s in %s: %w", argv[0], env.Identity, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/merged"
@@ -40,6 +41,36 @@ func (m *Manager) List(ctx context.Context, all bool) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
+	return m.listed(ctx, envs, all)
+}
+
+// Get is List for the env an identity names: its live env, its own or
+// through a link, else its latest destroyed one; not found (exit 7) when
+// it never had one.
+func (m *Manager) Get(ctx context.Context, identity string) (Listed, error) {
+	if _, err := policy.ParseIdentity(identity); err != nil {
+		return Listed{}, err
+	}
+	env, _, err := m.r.Store.Resolve(ctx, identity)
+	if env == nil && err == nil {
+		env, err = m.r.Store.Latest(ctx, identity)
+	}
+	if err != nil {
+		return Listed{}, err
+	}
+	if env == nil {
+		return Listed{}, exitcode.New(exitcode.NotFound, "no environment for %s: `git apex list` shows them, `git apex start %s` makes one", identity, identity)
+	}
+	listed, err := m.listed(ctx, []*state.Env{env}, true)
+	if err != nil {
+		return Listed{}, err
+	}
+	return listed[0], nil
+}
+
+// listed heals envs against git and describes them, with their links;
+// destroyed ones are dropped unless all is set.
+func (m *Manager) listed(ctx context.Context, envs []*state.Env, all bool) ([]Listed, error) {
 	worktrees, err := m.r.Git.Worktrees(ctx)
 	if err != nil {
 		return nil, err
@@ -110,7 +141,7 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 			if l.Problem != "" {
 				return nil // healing found git must not run there
 			}
-			st, err := m.r.Git.StatusAgainst(ctx, l.Env.Path, gitx.StatusOptions{Branch: l.Env.Branch, Base: l.Env.Base,
+			st, err := m.r.Git.Status(ctx, l.Env.Path, gitx.StatusOptions{Branch: l.Env.Branch, Base: l.Env.Base,
 				BaseIsLocal: baseIsLocal, Contained: l.Env.Contained()})
 			if err != nil {
 				l.Problem = err.Error()

@@ -119,7 +119,7 @@ func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.
 	if err != nil && !force && errors.As(err, &gerr) && strings.Contains(gerr.Stderr, "containing submodules") {
 		// git refuses any worktree with submodules without --force. Its
 		// status (submodules included) tells whether anything would be lost.
-		if changes, serr := lk.Status(ctx, env.Path, env.Contained()); serr == nil && !changes.Dirty() {
+		if changes, serr := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()}); serr == nil && !changes.Dirty() {
 			return lk.RemoveWorktree(ctx, env.Path, true)
 		}
 	}
@@ -148,7 +148,7 @@ func (sharedProvider) create(ctx context.Context, lk *gitx.Locked, p *plan, t ta
 	if main.Branch == p.branch {
 		return made{}, nil
 	}
-	changes, err := lk.Status(ctx, main.Path, false)
+	changes, err := lk.Status(ctx, main.Path, gitx.StatusOptions{})
 	if err != nil {
 		return made{}, err
 	}

@@ -127,7 +127,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		return nil, err
 	}
 	dirtyRefusal := func() error {
-		if changes, err := lk.Status(ctx, wt.Path, env.Contained()); err != nil || changes.Dirty() {
+		if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()}); err != nil || changes.Dirty() {
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 
@@ -27,6 +28,9 @@ type StartRequest struct {
 	Strict    bool        // --strict: never fall back from the asked mode
 	Detach    bool        // --detach: check out the start commit with no branch
 	Parent    string      // --parent: share this identity's env instead of making one
+	// Metadata is recorded with an env start makes (an API's story, say);
+	// a reused env keeps its own.
+	Metadata map[string]string
 }
 
 // StartResult is the env start made or found.
@@ -378,11 +382,14 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 	env := &state.Env{
 		Identity: p.id.String(), Workflow: p.id.Workflow, Name: p.id.Name,
 		ModeAsked: string(p.asked), Mode: string(p.mode), Path: t.path, Branch: p.branch,
-		Base: t.base, StartCommit: t.start, Status: state.Active,
+		Base: t.base, StartCommit: t.start, Status: state.Active, Metadata: maps.Clone(p.req.Metadata),
 	}
 	if t.adopt != nil {
 		env.StartCommit = t.adopt.Head
-		env.Metadata = map[string]string{"adopted": "true"}
+		if env.Metadata == nil {
+			env.Metadata = map[string]string{}
+		}
+		env.Metadata["adopted"] = "true"
 		if err := m.r.Store.Create(ctx, env, "adopted", "worktree at "+t.path); err != nil {
 			return nil, err
 		}

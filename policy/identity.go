@@ -40,13 +40,22 @@ func (id Identity) String() string { return id.Workflow + "-" + id.Name }
 // NewIdentity validates a workflow and a name given separately. It checks
 // syntax only; see Policy.CheckWorkflow for whether the workflow exists.
 func NewIdentity(workflow, name string) (Identity, error) {
-	if !workflowSyntax().MatchString(workflow) {
-		return Identity{}, exitcode.New(exitcode.Usage, "invalid workflow %q: use a lowercase letter, then lowercase letters, digits or '_'", workflow)
+	if err := CheckWorkflowName(workflow); err != nil {
+		return Identity{}, err
 	}
 	if err := checkName(name); err != nil {
 		return Identity{}, exitcode.New(exitcode.Usage, "invalid name %q: %v", name, err)
 	}
 	return Identity{Workflow: workflow, Name: name}, nil
+}
+
+// CheckWorkflowName refuses (exit 2) a workflow name that no identity
+// can start with.
+func CheckWorkflowName(workflow string) error {
+	if !workflowSyntax().MatchString(workflow) {
+		return exitcode.New(exitcode.Usage, "invalid workflow %q: use a lowercase letter, then lowercase letters, digits or '_'", workflow)
+	}
+	return nil
 }
 
 // ParseIdentity validates "<workflow>-<name>"; the workflow part ends at

@@ -67,3 +67,23 @@ func (s *Store) LastActivity(ctx context.Context) (map[int64]time.Time, error) {
 	}
 	return last, rows.Err()
 }
+
+// Feed reads the log as it grows, for those who follow it.
+type Feed struct{ s *Store }
+
+// Feed is the store's log, to follow.
+func (s *Store) Feed() Feed { return Feed{s} }
+
+// After returns the events recorded after the one with id after, oldest
+// first.
+func (f Feed) After(ctx context.Context, after int64) ([]Event, error) {
+	return queryAll(ctx, f.s.db, scanEvent, `SELECT id, at, coalesce(env_id, 0), identity, kind, detail
+		FROM events WHERE id > ? ORDER BY id`, after)
+}
+
+// Last is the id of the newest event, 0 when there is none.
+func (f Feed) Last(ctx context.Context) (int64, error) {
+	var id int64
+	err := f.s.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM events`).Scan(&id)
+	return id, err
+}

@@ -187,7 +187,7 @@ func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.En
 	case cwd != "" && gitx.Within(cwd, wt.Path):
 		return "your current directory is inside it"
 	}
-	if changes, err := lk.Status(ctx, wt.Path, env.Contained()); err != nil || changes.Dirty() {
+	if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()}); err != nil || changes.Dirty() {
 		if err != nil {
 			return err.Error()
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/service"
 	"github.com/git-apex/git-apex/repo"
 )
 
@@ -163,9 +164,20 @@ func withRepo(c *cli.Context, fn func(*repo.Repo) error) error {
 	return fn(r)
 }
 
-// withManager is withRepo for the commands on one env.
-func withManager(c *cli.Context, fn func(*isolation.Manager) error) error {
-	return withRepo(c, func(r *repo.Repo) error { return fn(isolation.New(r)) })
+// withService is withRepo for the commands of the service layer: those
+// that the HTTP API and MCP offer too.
+func withService(c *cli.Context, fn func(*service.Service) error) error {
+	return withRepo(c, func(r *repo.Repo) error { return fn(service.New(r)) })
+}
+
+// serviceError is err, with a usage error's hint of the help to read
+// when it is a request's bad field (a flag or an argument).
+func serviceError(c *cli.Context, err error) error {
+	var fe *service.FieldError
+	if errors.As(err, &fe) {
+		return usageError(c, "%v", fe.Err)
+	}
+	return err
 }
 
 // clock stamps the state's records: nil, the real clock, except in the

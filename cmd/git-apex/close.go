@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/service"
 )
 
 func closeCommand() *cli.Command {
@@ -22,8 +22,8 @@ func closeCommand() *cli.Command {
 				return err
 			}
 			cwd, _ := os.Getwd()
-			return withManager(c, func(m *isolation.Manager) error {
-				end, err := m.CloseIdentity(c.Context, args[0], cwd)
+			return withService(c, func(s *service.Service) error {
+				end, err := s.Close(c.Context, args[0], cwd)
 				if err != nil {
 					return err
 				}
@@ -54,8 +54,8 @@ func finishCommand() *cli.Command {
 				return err
 			}
 			cwd, _ := os.Getwd()
-			return withManager(c, func(m *isolation.Manager) error {
-				end, err := m.Finish(c.Context, args[0], c.Bool("failed"), cwd)
+			return withService(c, func(s *service.Service) error {
+				end, err := s.Finish(c.Context, args[0], c.Bool("failed"), cwd)
 				if err != nil {
 					return err
 				}
@@ -67,13 +67,13 @@ func finishCommand() *cli.Command {
 
 // reportEnding says what close or finish did; a kept env's path goes to
 // stdout, for inspection.
-func reportEnding(c *cli.Context, what string, end *isolation.Ending) error {
-	switch {
-	case end.Removed != nil:
+func reportEnding(c *cli.Context, what string, end *service.Ending) error {
+	switch end.Outcome {
+	case service.Removed:
 		note(c, "%s", what)
-		reportRemoval(c, end.Removed)
-	case end.Preserved != "":
-		note(c, "%s; kept its environment as preserved (%s)", what, end.Preserved)
+		reportRemoval(c, end.Removal)
+	case service.Preserved:
+		note(c, "%s; kept its environment as preserved (%s)", what, end.Reason)
 		return printLine(c, end.Env.Path)
 	default:
 		note(c, "%s; kept its environment", what)

@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/service"
 )
 
 func execCommand() *cli.Command {
@@ -55,8 +55,8 @@ func runIn(c *cli.Context, identity string, argv []string) error {
 		}
 		defer restore()
 	}
-	return withManager(c, func(m *isolation.Manager) error {
-		code, err := m.Exec(c.Context, isolation.ExecRequest{Identity: identity, Cmd: argv, TTY: tty,
+	return withService(c, func(s *service.Service) error {
+		code, err := s.Exec(c.Context, service.ExecRequest{Identity: identity, Cmd: argv, TTY: tty,
 			Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 		if err != nil {
 			return err

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/service"
 )
 
 func linkCommand() *cli.Command {
@@ -25,8 +25,8 @@ func linkCommand() *cli.Command {
 				target = args[1]
 			}
 			cwd, _ := os.Getwd()
-			return withManager(c, func(m *isolation.Manager) error {
-				env, err := m.Link(c.Context, args[0], target, cwd)
+			return withService(c, func(s *service.Service) error {
+				env, err := s.Link(c.Context, args[0], target, cwd)
 				if err != nil {
 					return err
 				}
@@ -47,8 +47,8 @@ func unlinkCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return withManager(c, func(m *isolation.Manager) error {
-				env, err := m.Unlink(c.Context, args[0])
+			return withService(c, func(s *service.Service) error {
+				env, err := s.Unlink(c.Context, args[0])
 				if err != nil {
 					return err
 				}

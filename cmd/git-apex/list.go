@@ -7,7 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/service"
 )
 
 func listCommand() *cli.Command {
@@ -24,10 +25,17 @@ func listCommand() *cli.Command {
 			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
-			return withManager(c, func(m *isolation.Manager) error {
-				envs, err := m.List(c.Context, c.Bool("all"))
+			status := service.Live
+			if c.Bool("all") {
+				status = service.All
+			}
+			return withService(c, func(s *service.Service) error {
+				envs, err := s.List(c.Context, status)
 				if err != nil {
-					return err
+					return serviceError(c, err)
+				}
+				if c.Bool("json") {
+					return printJSON(c, envs)
 				}
 				return printList(c, envs)
 			})
@@ -35,36 +43,16 @@ func listCommand() *cli.Command {
 	}
 }
 
-// printList prints envs as a table, or as JSON with --json.
-func printList(c *cli.Context, envs []isolation.Listed) error {
-	if c.Bool("json") {
-		views := make([]envJSON, 0, len(envs))
-		for _, l := range envs {
-			v := envView(l.Env)
-			links := []linkJSON{}
-			for _, link := range l.Links {
-				links = append(links, linkJSON{Alias: link.Alias, Kind: link.Kind})
-			}
-			v.Links = &links
-			if l.Env.Live() {
-				g := &gitJSON{Merged: l.Merged != "", MergedReason: l.Merged, Problem: l.Problem, Container: l.Container}
-				if l.Changes != nil {
-					g.Dirty, g.Staged, g.Modified, g.Untracked = l.Changes.Dirty(), l.Changes.Staged, l.Changes.Modified, l.Changes.Untracked
-				}
-				if l.Counted {
-					g.Ahead, g.Behind = &l.Ahead, &l.Behind
-				}
-				v.Git = g
-			}
-			views = append(views, v)
-		}
-		return printJSON(c, views)
-	}
+// printList prints envs as a table.
+func printList(c *cli.Context, envs []service.Env) error {
 	var rows [][]string
-	for _, l := range envs {
-		e := l.Env
+	now := time.Now()
+	if clock != nil {
+		now = clock()
+	}
+	for _, e := range envs {
 		aliases := []string{}
-		for _, link := range l.Links {
+		for _, link := range *e.Links {
 			aliases = append(aliases, link.Alias)
 		}
 		links := strings.Join(aliases, ",")
@@ -72,46 +60,43 @@ func printList(c *cli.Context, envs []isolation.Listed) error {
 			links = "-"
 		}
 		identity := e.Identity
-		if e.IdentityClosed {
+		if e.Closed {
 			identity += " (closed)"
 		}
-		container := l.Container
-		if container == "" {
-			container = "-"
+		container, merged := "-", "-"
+		if e.Git != nil {
+			merged = "no"
+			if e.Git.Merged {
+				merged = "yes"
+			}
+			if e.Git.Container != "" {
+				container = e.Git.Container
+			}
 		}
-		rows = append(rows, []string{identity, links, e.Mode, branchOrDetached(e.Branch), string(e.Status),
-			dirtyColumn(l), aheadBehind(l), yesNo(l.Merged != "", e.Live()), container, age(l.Age), e.Path})
+		rows = append(rows, []string{identity, links, e.Mode, branchOrDetached(e.Branch), e.Status,
+			dirtyColumn(e.Git), aheadBehind(e.Git), merged, container, age(now.Sub(e.CreatedAt)), e.Path})
 	}
 	return printTable(c, "no environments; `git apex start <workflow> <name>` makes one",
 		[]string{"IDENTITY", "LINKS", "MODE", "BRANCH", "STATUS", "DIRTY", "AHEAD/BEHIND", "MERGED", "CONTAINER", "AGE", "PATH"}, rows)
 }
 
-// dirtyColumn is "-" for a clean tree, else what is uncommitted.
-func dirtyColumn(l isolation.Listed) string {
+// dirtyColumn is "-" for a clean tree, else what is uncommitted; "?"
+// when git could not say.
+func dirtyColumn(g *service.Git) string {
 	switch {
-	case l.Changes == nil:
+	case g == nil || g.Problem != "":
 		return "?"
-	case !l.Changes.Dirty():
+	case !g.Dirty:
 		return "-"
 	}
-	return l.Changes.String()
+	return gitx.Changes{Staged: g.Staged, Modified: g.Modified, Untracked: g.Untracked}.String()
 }
 
-func aheadBehind(l isolation.Listed) string {
-	if !l.Counted {
+func aheadBehind(g *service.Git) string {
+	if g == nil || g.Ahead == nil {
 		return "-"
 	}
-	return fmt.Sprintf("+%d/-%d", l.Ahead, l.Behind)
-}
-
-func yesNo(yes, known bool) string {
-	switch {
-	case !known:
-		return "-"
-	case yes:
-		return "yes"
-	}
-	return "no"
+	return fmt.Sprintf("+%d/-%d", *g.Ahead, *g.Behind)
 }
 
 // age prints a duration the way a person reads it at a glance.

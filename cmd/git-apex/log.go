@@ -1,31 +1,28 @@
 package main
 
 import (
-	"time"
+	"encoding/json"
+	"fmt"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/service"
 )
-
-// eventJSON is an event in `log --json`.
-type eventJSON struct {
-	Time     time.Time `json:"time"`
-	Identity string    `json:"identity"`
-	Event    string    `json:"event"`
-	Detail   string    `json:"detail"`
-}
 
 func logCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "log",
 		Usage:     "show the event log, newest last",
-		UsageText: "git apex log [--json] [<identity>]",
+		UsageText: "git apex log [--json] [--follow] [<identity>]",
 		Description: "Events: created, reused, linked, unlinked, fallback, adopted, closed, preserved, " +
-			"finished, skipped, removed, healed, moved, switched. With an identity, that identity's " +
-			"events and its environment's.",
+			"finished, skipped, removed, healed, moved, switched, and the API's workflow events running, " +
+			"completed and failed. With an identity, that identity's events and its environment's.\n\n" +
+			"With --follow, the events recorded from now on are printed as they happen (by any process), until " +
+			"interrupted; with an identity, those recorded under it. With --json they come one JSON object per line.",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
+			&cli.BoolFlag{Name: "json", Usage: "print a JSON array (with --follow, one object per line)"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print new events as they happen"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := positional(c, 0, 1, "[<identity>]")
@@ -36,24 +33,53 @@ func logCommand() *cli.Command {
 			if len(args) == 1 {
 				identity = args[0]
 			}
-			return withManager(c, func(m *isolation.Manager) error {
-				events, err := m.Log(c.Context, identity)
+			return withService(c, func(s *service.Service) error {
+				if c.Bool("follow") {
+					return followLog(c, s, identity)
+				}
+				events, err := s.Log(c.Context, identity)
 				if err != nil {
-					return err
+					return serviceError(c, err)
 				}
 				if c.Bool("json") {
-					out := make([]eventJSON, 0, len(events))
-					for _, ev := range events {
-						out = append(out, eventJSON{Time: ev.At.UTC(), Identity: ev.Identity, Event: ev.Kind, Detail: ev.Detail})
-					}
-					return printJSON(c, out)
+					return printJSON(c, events)
 				}
 				var rows [][]string
 				for _, ev := range events {
-					rows = append(rows, []string{ev.At.Local().Format("2006-01-02 15:04:05"), ev.Identity, ev.Kind, ev.Detail})
+					rows = append(rows, eventRow(ev))
 				}
 				return printTable(c, "", []string{"TIME", "IDENTITY", "EVENT", "DETAIL"}, rows)
 			})
 		},
 	}
+}
+
+func eventRow(ev service.Event) []string {
+	return []string{ev.Time.Local().Format("2006-01-02 15:04:05"), ev.Identity, ev.Event, ev.Detail}
+}
+
+// followLog prints new events until interrupted, which ends it with
+// success.
+func followLog(c *cli.Context, s *service.Service, identity string) error {
+	if identity != "" {
+		if _, err := policy.ParseIdentity(identity); err != nil {
+			return usageError(c, "%v", err)
+		}
+	}
+	enc := json.NewEncoder(c.App.Writer)
+	err := s.Follow(c.Context, -1, func(ev service.Event) error {
+		if identity != "" && ev.Identity != identity {
+			return nil
+		}
+		if c.Bool("json") {
+			return enc.Encode(ev)
+		}
+		row := eventRow(ev)
+		_, err := fmt.Fprintf(c.App.Writer, "%s  %s  %s  %s\n", row[0], row[1], row[2], row[3])
+		return err
+	})
+	if err == nil && c.Context.Err() != nil {
+		return nil
+	}
+	return err
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/service"
 )
 
 func pathCommand() *cli.Command {
@@ -16,8 +16,8 @@ func pathCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return withManager(c, func(m *isolation.Manager) error {
-				path, err := m.Path(c.Context, args[0])
+			return withService(c, func(s *service.Service) error {
+				path, err := s.Path(c.Context, args[0])
 				if err != nil {
 					return err
 				}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/service"
 )
 
 func removeCommand() *cli.Command {
@@ -28,9 +28,9 @@ func removeCommand() *cli.Command {
 				return err
 			}
 			cwd, _ := os.Getwd()
-			opts := isolation.RemoveOptions{Force: c.Bool("force"), DeleteBranch: c.Bool("delete-branch"), Cwd: cwd}
-			return withManager(c, func(m *isolation.Manager) error {
-				res, err := m.Remove(c.Context, args[0], opts)
+			req := service.RemoveRequest{Identity: args[0], Force: c.Bool("force"), DeleteBranch: c.Bool("delete-branch"), Cwd: cwd}
+			return withService(c, func(s *service.Service) error {
+				res, err := s.Remove(c.Context, req)
 				if err != nil {
 					return err
 				}
@@ -42,7 +42,7 @@ func removeCommand() *cli.Command {
 }
 
 // reportRemoval says on stderr what a removal did.
-func reportRemoval(c *cli.Context, res *isolation.RemoveResult) {
+func reportRemoval(c *cli.Context, res *service.Removal) {
 	e := res.Env
 	switch {
 	case res.AlreadyGone:

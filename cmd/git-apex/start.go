@@ -3,8 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-apex/git-apex/isolation"
-	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/service"
 )
 
 func startCommand() *cli.Command {
@@ -30,37 +29,26 @@ func startCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			var id policy.Identity
-			if len(args) == 2 {
-				id, err = policy.NewIdentity(args[0], args[1])
-			} else {
-				id, err = policy.ParseIdentity(args[0])
-			}
-			if err != nil {
-				return err
-			}
 			if c.Bool("cd") && c.Bool("json") {
 				return usageError(c, "--cd and --json do not go together: --cd needs the path alone on stdout")
 			}
-			req := isolation.StartRequest{Identity: id, From: c.String("from"), Branch: c.String("branch"),
+			req := service.StartRequest{Isolation: c.String("isolation"), From: c.String("from"), Branch: c.String("branch"),
 				Strict: c.Bool("strict"), Detach: c.Bool("detach"), Parent: c.String("parent")}
-			if s := c.String("isolation"); s != "" {
-				if req.Isolation, err = policy.ParseMode(s); err != nil {
-					return usageError(c, "%v", err)
-				}
+			if len(args) == 2 {
+				req.Workflow, req.Name = args[0], args[1]
+			} else {
+				req.Identity = args[0]
 			}
-			return withManager(c, func(m *isolation.Manager) error {
-				res, err := m.Start(c.Context, req)
+			return withService(c, func(s *service.Service) error {
+				res, err := s.Start(c.Context, req)
 				if err != nil {
-					return err
+					return serviceError(c, err)
 				}
-				if !res.Reused && !res.Adopted {
+				if res.Created() {
 					note(c, "created %s: %s", res.Env.Identity, describe(res.Env))
 				}
 				if c.Bool("json") {
-					out := envView(res.Env)
-					out.Reused = &res.Reused
-					return printJSON(c, out)
+					return printJSON(c, res.Env)
 				}
 				return printLine(c, res.Env.Path)
 			})

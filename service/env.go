@@ -1,0 +1,87 @@
+package service
+
+import (
+	"time"
+
+	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/state"
+)
+
+// Env is an environment as every interface shows it: `start --json`,
+// `list --json`, the HTTP API's worktrees and MCP's answers. The README
+// documents it.
+type Env struct {
+	Identity    string            `json:"identity"`
+	Workflow    string            `json:"workflow"`
+	Name        string            `json:"name"`
+	Mode        string            `json:"mode"`
+	ModeAsked   string            `json:"mode_asked"`
+	Container   string            `json:"container,omitempty"` // full envs: the container's id
+	Path        string            `json:"path"`
+	Branch      string            `json:"branch"` // "" when detached
+	Base        string            `json:"base"`
+	StartCommit string            `json:"start_commit"`
+	Status      string            `json:"status"` // active, preserved or destroyed
+	Closed      bool              `json:"closed,omitempty"`
+	Metadata    map[string]string `json:"metadata"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
+	Links       *[]Link           `json:"links,omitempty"`  // list and get
+	Git         *Git              `json:"git,omitempty"`    // list and get, live envs
+	Reused      *bool             `json:"reused,omitempty"` // start
+}
+
+// Git is what git says of a live env.
+type Git struct {
+	Dirty        bool   `json:"dirty"`
+	Staged       int    `json:"staged"`
+	Modified     int    `json:"modified"`
+	Untracked    int    `json:"untracked"`
+	Ahead        *int   `json:"ahead,omitempty"`  // commits its base lacks
+	Behind       *int   `json:"behind,omitempty"` // base commits it lacks
+	Merged       bool   `json:"merged"`
+	MergedReason string `json:"merged_reason,omitempty"`
+	Container    string `json:"container,omitempty"` // full envs: the container's state
+	Problem      string `json:"problem,omitempty"`   // what could not be read
+}
+
+// Link is an identity that resolves to an env.
+type Link struct {
+	Alias string `json:"alias"`
+	Kind  string `json:"kind"` // "link" or "parent"
+}
+
+// envOf is the view of a recorded env.
+func envOf(e *state.Env) Env {
+	meta := e.Metadata
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	return Env{
+		Identity: e.Identity, Workflow: e.Workflow, Name: e.Name, Mode: e.Mode, ModeAsked: e.ModeAsked,
+		Path: e.Path, Branch: e.Branch, Base: e.Base, StartCommit: e.StartCommit, Status: string(e.Status),
+		Container: e.Container, Closed: e.IdentityClosed, Metadata: meta, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
+	}
+}
+
+// listedEnv is the view of a listed env, with its links and what git
+// says of it.
+func listedEnv(l isolation.Listed) Env {
+	v := envOf(l.Env)
+	links := []Link{}
+	for _, link := range l.Links {
+		links = append(links, Link{Alias: link.Alias, Kind: link.Kind})
+	}
+	v.Links = &links
+	if l.Env.Live() {
+		g := &Git{Merged: l.Merged != "", MergedReason: l.Merged, Problem: l.Problem, Container: l.Container}
+		if l.Changes != nil {
+			g.Dirty, g.Staged, g.Modified, g.Untracked = l.Changes.Dirty(), l.Changes.Staged, l.Changes.Modified, l.Changes.Untracked
+		}
+		if l.Counted {
+			g.Ahead, g.Behind = &l.Ahead, &l.Behind
+		}
+		v.Git = g
+	}
+	return v
+}

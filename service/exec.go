@@ -1,0 +1,49 @@
+package service
+
+import (
+	"context"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/isolation"
+)
+
+// ExecRequest is a command to run in an env (isolation.ExecRequest).
+type ExecRequest = isolation.ExecRequest
+
+// Exec runs a command in an env, in its container for a full env, and
+// returns its exit code.
+func (s *Service) Exec(ctx context.Context, r ExecRequest) (int, error) {
+	code, err := s.m.Exec(ctx, r)
+	return code, identityError(err)
+}
+
+// Changes is what an env holds that its base lacks.
+type Changes struct {
+	Identity string `json:"identity"`
+	Path     string `json:"path"`
+	Base     string `json:"base"`
+	Status   string `json:"status"`   // `git status --short --branch`
+	DiffStat string `json:"diffstat"` // the working tree against its merge base with the base
+}
+
+// Changes reads an env's uncommitted and committed changes against its
+// base.
+func (s *Service) Changes(ctx context.Context, identity string) (*Changes, error) {
+	env, _, err := s.r.Resolve(ctx, identity)
+	if err != nil {
+		return nil, identityError(err)
+	}
+	if !gitx.Exists(env.Path) {
+		return nil, exitcode.New(exitcode.NotFound, "%s has no worktree at %s: `git apex start %s` makes it again", env.Identity, env.Path, env.Identity)
+	}
+	if problem := s.r.Git.GitfileProblem(env.Path); env.Contained() && problem != "" {
+		return nil, heal.GitfileRefusal(env, problem)
+	}
+	status, diffstat, err := s.r.Git.Summary(ctx, env.Path, env.Base)
+	if err != nil {
+		return nil, err
+	}
+	return &Changes{Identity: env.Identity, Path: env.Path, Base: env.Base, Status: status, DiffStat: diffstat}, nil
+}

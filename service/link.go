@@ -1,0 +1,31 @@
+package service
+
+import "context"
+
+// Link makes alias resolve to the env of identity, or, when identity is
+// "", to the env whose worktree holds cwd. It returns that env.
+func (s *Service) Link(ctx context.Context, alias, identity, cwd string) (*Env, error) {
+	env, err := s.m.Link(ctx, alias, identity, cwd)
+	if err != nil {
+		return nil, identityError(err)
+	}
+	v := envOf(env)
+	return &v, nil
+}
+
+// Unlink drops a link and returns the env it resolved to.
+func (s *Service) Unlink(ctx context.Context, alias string) (*Env, error) {
+	env, err := s.m.Unlink(ctx, alias)
+	if err != nil {
+		return nil, identityError(err)
+	}
+	v := envOf(env)
+	return &v, nil
+}
+
+// Annotate sets keys of a live env's metadata ("" deletes one) and
+// records an event of kind with detail.
+func (s *Service) Annotate(ctx context.Context, identity string, meta map[string]string, kind, detail string) error {
+	_, err := s.m.Annotate(ctx, identity, meta, kind, detail)
+	return identityError(err)
+}

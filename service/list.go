@@ -1,0 +1,56 @@
+package service
+
+import (
+	"context"
+
+	"github.com/git-apex/git-apex/exitcode"
+)
+
+// The statuses a list may be narrowed to, beside those of an env.
+const (
+	Live = "live" // active and preserved: the default
+	All  = "all"  // destroyed ones too
+)
+
+// List returns the envs of a status (Live when ""; active, preserved,
+// destroyed or All), oldest first, with their links and what git says
+// of the live ones.
+func (s *Service) List(ctx context.Context, status string) ([]Env, error) {
+	switch status {
+	case "":
+		status = Live
+	case Live, All, "active", "preserved", "destroyed":
+	default:
+		return nil, &FieldError{Field: "status", Err: exitcode.New(exitcode.Usage,
+			"unknown status %q: use active, preserved, destroyed, live or all", status)}
+	}
+	listed, err := s.m.List(ctx, status != Live && status != "active" && status != "preserved")
+	if err != nil {
+		return nil, err
+	}
+	envs := []Env{}
+	for _, l := range listed {
+		if status == Live || status == All || string(l.Env.Status) == status {
+			envs = append(envs, listedEnv(l))
+		}
+	}
+	return envs, nil
+}
+
+// Get returns the env an identity names, as List shows it: its live env,
+// its own or through a link, else its latest destroyed one.
+func (s *Service) Get(ctx context.Context, identity string) (*Env, error) {
+	l, err := s.m.Get(ctx, identity)
+	if err != nil {
+		return nil, identityError(err)
+	}
+	env := listedEnv(l)
+	return &env, nil
+}
+
+// Path returns the path of an identity's env, healing a moved one first.
+func (s *Service) Path(ctx context.Context, identity string) (string, error) {
+	path, err := s.m.Path(ctx, identity)
+	return path, identityError(err)
+}
+

@@ -1,0 +1,89 @@
+package service
+
+import (
+	"context"
+
+	"github.com/git-apex/git-apex/isolation"
+)
+
+// RemoveRequest asks to remove an env (isolation.Manager.Remove).
+type RemoveRequest struct {
+	Identity     string
+	Force        bool   // discard uncommitted work and commits held nowhere else
+	DeleteBranch bool   // delete the env's branch too
+	Cwd          string // the caller's directory: the env holding it is kept unless Force
+}
+
+// Removal says what a removal did.
+type Removal struct {
+	Env           Env      `json:"env"`
+	BranchDeleted bool     `json:"branch_deleted"`
+	AlreadyGone   bool     `json:"already_gone"`  // its directory had been deleted by hand
+	DroppedLinks  []string `json:"dropped_links"` // links that resolved to it
+}
+
+// Remove removes an env's worktree and marks it destroyed; it refuses
+// (exit 3, changing nothing) to lose work unless forced.
+func (s *Service) Remove(ctx context.Context, r RemoveRequest) (*Removal, error) {
+	res, err := s.m.Remove(ctx, r.Identity, isolation.RemoveOptions{Force: r.Force, DeleteBranch: r.DeleteBranch, Cwd: r.Cwd})
+	if err != nil {
+		return nil, identityError(err)
+	}
+	return removalOf(res), nil
+}
+
+func removalOf(res *isolation.RemoveResult) *Removal {
+	dropped := res.DroppedLinks
+	if dropped == nil {
+		dropped = []string{}
+	}
+	return &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped}
+}
+
+// The outcomes of close and finish.
+const (
+	Removed   = "removed"   // the env was removed
+	Preserved = "preserved" // kept for inspection, with the reason
+	Kept      = "kept"      // kept as it was: still used, or the policy keeps it
+)
+
+// Ending says what close or finish did with an env.
+type Ending struct {
+	Env         Env      `json:"env"`
+	Outcome     string   `json:"outcome"` // removed, preserved or kept
+	Reason      string   `json:"reason,omitempty"`
+	StillUsedBy []string `json:"still_used_by,omitempty"` // close: identities that keep the env
+	Removal     *Removal `json:"removal,omitempty"`
+}
+
+func endingOf(end *isolation.Ending) *Ending {
+	out := &Ending{Env: envOf(end.Env), Outcome: Kept, StillUsedBy: end.StillUsedBy}
+	switch {
+	case end.Removed != nil:
+		out.Outcome, out.Removal = Removed, removalOf(end.Removed)
+		out.Env = out.Removal.Env
+	case end.Preserved != "":
+		out.Outcome, out.Reason = Preserved, end.Preserved
+	}
+	return out
+}
+
+// Close ends an identity, and removes its env once no identity uses it
+// when that is safe; else keeps it as preserved with the reason.
+func (s *Service) Close(ctx context.Context, identity, cwd string) (*Ending, error) {
+	end, err := s.m.CloseIdentity(ctx, identity, cwd)
+	if err != nil {
+		return nil, identityError(err)
+	}
+	return endingOf(end), nil
+}
+
+// Finish ends an env's lifecycle: removed on success, preserved on
+// failure, as the policy says.
+func (s *Service) Finish(ctx context.Context, identity string, failed bool, cwd string) (*Ending, error) {
+	end, err := s.m.Finish(ctx, identity, failed, cwd)
+	if err != nil {
+		return nil, identityError(err)
+	}
+	return endingOf(end), nil
+}
