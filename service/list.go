@@ -53,4 +53,3 @@ func (s *Service) Path(ctx context.Context, identity string) (string, error) {
 	path, err := s.m.Path(ctx, identity)
 	return path, identityError(err)
 }
-

@@ -12,8 +12,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/service"
 	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/service"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
