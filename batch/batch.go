@@ -319,7 +319,7 @@ func (r *runner) repoOf(ctx context.Context, url string) (*repo.Repo, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	if err := gitx.CloneBare(ctx, url, dir); err != nil {
+	if err := gitx.Clone(ctx, url, dir, true); err != nil {
 		return nil, fmt.Errorf("cannot clone %s: %w", url, err)
 	}
 	rp, err := repo.OpenBare(ctx, dir, repo.Options{})

@@ -267,15 +267,19 @@ func OpenBare(ctx context.Context, dir string) (*Repo, error) {
 	return openedRepo(lines[0], lines[1], lines[0], ""), nil
 }
 
-// CloneBare makes a bare clone of url at dir, by way of a temporary
-// directory renamed into place, so that a clone cut short is never used.
-// An existing clone at dir is kept.
-func CloneBare(ctx context.Context, url, dir string) error {
+// Clone makes a clone of url at dir, bare or with a checkout made with no
+// hooks, by way of a temporary directory renamed into place, so that a
+// clone cut short is never used. An existing clone at dir is kept.
+func Clone(ctx context.Context, url, dir string, bare bool) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
 	tmp := dir + ".cloning-" + fmt.Sprint(os.Getpid())
-	if _, err := run(ctx, command{dir: "/", args: []string{"clone", "--quiet", "--bare", "--", url, tmp}}); err != nil {
+	args := append(noHooks[:len(noHooks):len(noHooks)], "clone", "--quiet", "--no-recurse-submodules")
+	if bare {
+		args = append(args, "--bare")
+	}
+	if _, err := run(ctx, command{dir: "/", args: append(args, "--", url, tmp)}); err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}

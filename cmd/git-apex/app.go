@@ -66,6 +66,7 @@ func newApp() *cli.App {
 			gcCommand(),
 			poolCommand(),
 			batchCommand(),
+			serveCommand(),
 			doctorCommand(),
 			hooksCommand(),
 			hookCommand(),

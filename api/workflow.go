@@ -1,0 +1,220 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/service"
+)
+
+// workflowRequest is the body of POST /api/developer/workflows.
+type workflowRequest struct {
+	ID               string            `json:"id"`       // the identity, <workflow>-<name>
+	Workflow         string            `json:"workflow"` // with name, when id is not given
+	Name             string            `json:"name"`     // made up when not given
+	TargetRepository string            `json:"targetRepository"`
+	Repository       string            `json:"repository"`
+	From             string            `json:"from"`
+	Isolation        string            `json:"isolation"`
+	Commands         []string          `json:"commands"` // one command's argv, run in the env in the background
+	Env              map[string]string `json:"env"`      // variables the commands get
+	Story            string            `json:"story"`    // kept in the env's metadata
+}
+
+// The workflow's statuses: ready (no commands asked), then for commands
+// queued, running, completed or failed.
+const (
+	ready     = "ready"
+	queued    = "queued"
+	running   = "running"
+	completed = "completed"
+	failed    = "failed"
+)
+
+// The keys of an env's metadata that hold its workflow.
+const (
+	metaStory    = "story"
+	metaStatus   = "workflow.status"
+	metaExitCode = "workflow.exit_code"
+	metaLog      = "workflow.log"
+	metaError    = "workflow.error"
+	metaRunner   = "workflow.runner" // the server process running it: "pid:start"
+)
+
+// workflowView is a workflow as the API answers it.
+type workflowView struct {
+	ID           string    `json:"id"`       // as asked: the identity, or a link to it
+	Identity     string    `json:"identity"` // the env's own identity
+	WorktreePath string    `json:"worktreePath"`
+	Branch       string    `json:"branch"`
+	Mode         string    `json:"mode"`
+	Status       string    `json:"status"`    // ready, queued, running, completed or failed
+	EnvStatus    string    `json:"envStatus"` // the env's: active, preserved or destroyed
+	ExitCode     *int      `json:"exitCode,omitempty"`
+	LogPath      string    `json:"logPath,omitempty"`
+	Error        string    `json:"error,omitempty"` // why the commands did not run to their end
+	Story        string    `json:"story,omitempty"`
+	Repository   string    `json:"repository"`
+	CreatedAt    time.Time `json:"createdAt"`
+}
+
+func viewOf(id, root string, env service.Env) workflowView {
+	v := workflowView{ID: id, Identity: env.Identity, WorktreePath: env.Path, Branch: env.Branch, Mode: env.Mode,
+		Status: ready, EnvStatus: env.Status, LogPath: env.Metadata[metaLog], Error: env.Metadata[metaError],
+		Story: env.Metadata[metaStory], Repository: root, CreatedAt: env.CreatedAt}
+	if st := env.Metadata[metaStatus]; st != "" {
+		v.Status = st
+	}
+	if code, err := strconv.Atoi(env.Metadata[metaExitCode]); err == nil {
+		v.ExitCode = &code
+	}
+	return v
+}
+
+// varName is what a variable's name in env may be.
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// check refuses what no start would accept, naming the field.
+func (req *workflowRequest) check() error {
+	if len(req.Commands) > 0 && req.Commands[0] == "" {
+		return &service.FieldError{Field: "commands", Err: errors.New("commands[0], the program to run, is empty")}
+	}
+	if len(req.Env) > 0 && len(req.Commands) == 0 {
+		return &service.FieldError{Field: "env", Err: errors.New("env is for commands, and none were given")}
+	}
+	for name := range req.Env {
+		if !varName.MatchString(name) {
+			return &service.FieldError{Field: "env", Err: fmt.Errorf("invalid variable name %q in env: use letters, digits and '_'", name)}
+		}
+	}
+	if req.TargetRepository != "" && req.Repository != "" && req.TargetRepository != req.Repository {
+		return &service.FieldError{Field: "repository", Err: errors.New("repository and targetRepository name different repositories: give one")}
+	}
+	if req.ID == "" && req.Workflow == "" {
+		if req.Name != "" {
+			return &service.FieldError{Field: "workflow", Err: errors.New("name without workflow: give the workflow too, or an id")}
+		}
+		req.Workflow = "task"
+	}
+	if req.ID == "" && req.Name == "" {
+		buf := make([]byte, 4)
+		rand.Read(buf)
+		req.Name = hex.EncodeToString(buf)
+	}
+	return nil
+}
+
+// createWorkflow makes or reuses the env of a workflow and starts its
+// commands, if any: 201 when the env was made, 200 when it existed.
+func (s *server) createWorkflow(w http.ResponseWriter, r *http.Request) {
+	var req workflowRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err, "")
+		return
+	}
+	if err := req.check(); err != nil {
+		writeError(w, err, "")
+		return
+	}
+	named := req.TargetRepository
+	if named == "" {
+		named = req.Repository
+	}
+	root, err := s.pick(r.Context(), named)
+	if err != nil {
+		writeError(w, err, "")
+		return
+	}
+	start := service.StartRequest{Identity: req.ID, Workflow: req.Workflow, Name: req.Name, From: req.From, Isolation: req.Isolation}
+	if req.Story != "" {
+		start.Metadata = map[string]string{metaStory: req.Story}
+	}
+	var view workflowView
+	status := http.StatusOK
+	err = s.withService(r.Context(), root, func(svc *service.Service) error {
+		res, err := svc.Start(r.Context(), start)
+		if err != nil {
+			return err
+		}
+		if res.Created() {
+			status = http.StatusCreated
+		}
+		id := req.ID
+		if id == "" {
+			id = res.Env.Identity
+		}
+		if len(req.Commands) > 0 {
+			meta, err := s.runs.submit(r.Context(), svc, root, res.Env.Identity, req.Commands, req.Env)
+			if err != nil {
+				return err
+			}
+			for k, v := range meta {
+				res.Env.Metadata[k] = v
+			}
+		}
+		view = viewOf(id, root, res.Env)
+		return nil
+	})
+	if err != nil {
+		writeError(w, err, "id")
+		return
+	}
+	writeJSON(w, status, view)
+}
+
+// getWorkflow answers a workflow's current state.
+func (s *server) getWorkflow(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	root, env, err := s.find(r.Context(), r, id)
+	if err != nil {
+		writeError(w, err, "id")
+		return
+	}
+	writeJSON(w, http.StatusOK, viewOf(id, root, *env))
+}
+
+// find returns the env id names and its repository: in the one the
+// request names with ?repository=, else in the first served repository
+// that knows id.
+func (s *server) find(ctx context.Context, r *http.Request, id string) (string, *service.Env, error) {
+	roots := s.roots
+	if named := r.URL.Query().Get("repository"); named != "" {
+		root, err := s.pick(ctx, named)
+		if err != nil {
+			return "", nil, err
+		}
+		roots = []string{root}
+	}
+	var err error
+	for _, root := range roots {
+		var env *service.Env
+		err = s.withService(ctx, root, func(svc *service.Service) error {
+			var err error
+			env, err = svc.Get(ctx, id)
+			return err
+		})
+		if exitcode.Of(err) != exitcode.NotFound {
+			return root, env, err
+		}
+	}
+	return "", nil, err
+}
+
+// envList is a request's variables as NAME=value, in a stable order.
+func envList(vars map[string]string) []string {
+	var list []string
+	for name, value := range vars {
+		list = append(list, name+"="+value)
+	}
+	sort.Strings(list)
+	return list
+}
