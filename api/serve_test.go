@@ -234,7 +234,7 @@ func (s *server) apex(args ...string) (string, error) {
 
 type workflow struct {
 	ID, Identity, WorktreePath, Branch, Mode, Status, EnvStatus, LogPath, Story, Error string
-	ExitCode                                                                          *int
+	ExitCode                                                                           *int
 }
 
 type apiError struct {
