@@ -102,10 +102,16 @@ func DefaultTokenFile() (string, error) {
 	return filepath.Join(dir, "token"), err
 }
 
-// Token returns the bearer token kept in file, making one (32 random
-// bytes, in hex, mode 0600) when there is none. A token file that others
-// may read is refused.
+// Token returns the bearer token kept in file (DefaultTokenFile() when
+// ""), making one (32 random bytes, in hex, mode 0600) when there is
+// none. A token file that others may read is refused.
 func Token(file string) (string, error) {
+	if file == "" {
+		var err error
+		if file, err = DefaultTokenFile(); err != nil {
+			return "", err
+		}
+	}
 	if data, err := os.ReadFile(file); err == nil {
 		info, err := os.Stat(file)
 		if err != nil {
@@ -148,6 +154,9 @@ func Token(file string) (string, error) {
 // them failed, and removes its socket. ready, when not nil, gets the
 // address it listens on once it does.
 func Serve(ctx context.Context, opts Options, ready func(addr string)) error {
+	if err := opts.check(); err != nil {
+		return err
+	}
 	s, err := newServer(ctx, opts)
 	if err != nil {
 		return err
@@ -258,6 +267,21 @@ func (s *server) authorized(r *http.Request) bool {
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.token)) == 1
+}
+
+// check refuses (exit 2) options that do not go together.
+func (o Options) check() error {
+	switch {
+	case o.Socket != "" && o.Listen != "":
+		return exitcode.New(exitcode.Usage, "--socket and --listen do not go together: give one")
+	case (o.TLSCert == "") != (o.TLSKey == ""):
+		return exitcode.New(exitcode.Usage, "--tls-cert and --tls-key go together: give both")
+	case o.TLSCert != "" && o.Listen == "":
+		return exitcode.New(exitcode.Usage, "TLS is for --listen: a unix socket is served without it")
+	case o.MaxRunning < 0:
+		return exitcode.New(exitcode.Usage, "--max-running must be 1 or more")
+	}
+	return nil
 }
 
 // maxRunning is the cap on running commands.

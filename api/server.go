@@ -50,14 +50,7 @@ func newServer(ctx context.Context, opts Options) (*server, error) {
 		s.roots = append(s.roots, root)
 	}
 	if opts.Listen != "" {
-		file := opts.TokenFile
-		if file == "" {
-			var err error
-			if file, err = DefaultTokenFile(); err != nil {
-				return nil, err
-			}
-		}
-		token, err := Token(file)
+		token, err := Token(opts.TokenFile)
 		if err != nil {
 			return nil, err
 		}

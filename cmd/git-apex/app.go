@@ -67,6 +67,7 @@ func newApp() *cli.App {
 			poolCommand(),
 			batchCommand(),
 			serveCommand(),
+			mcpCommand(),
 			doctorCommand(),
 			hooksCommand(),
 			hookCommand(),

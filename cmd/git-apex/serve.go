@@ -37,27 +37,11 @@ func serveCommand() *cli.Command {
 				MaxRunning: c.Int("max-running"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
 				TokenFile: c.String("token-file"), Repo: repoOptions(c), Log: c.App.ErrWriter}
 			if c.Bool("print-token") {
-				file := opts.TokenFile
-				if file == "" {
-					var err error
-					if file, err = api.DefaultTokenFile(); err != nil {
-						return err
-					}
-				}
-				token, err := api.Token(file)
+				token, err := api.Token(opts.TokenFile)
 				if err != nil {
 					return err
 				}
 				return printLine(c, token)
-			}
-			if opts.Socket != "" && opts.Listen != "" {
-				return usageError(c, "--socket and --listen do not go together: give one")
-			}
-			if (opts.TLSCert == "") != (opts.TLSKey == "") {
-				return usageError(c, "--tls-cert and --tls-key go together: give both")
-			}
-			if c.Int("max-running") < 0 {
-				return usageError(c, "--max-running must be 1 or more")
 			}
 			if _, err := gitx.Open(c.Context, "."); err == nil || len(c.StringSlice("repo")) == 0 {
 				opts.Repos = append(opts.Repos, ".")

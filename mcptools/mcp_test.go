@@ -1,0 +1,135 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/git-apex/git-apex/gitx/gittest"
+)
+
+// TestAgentSession runs the built git-apex as an MCP server through the
+// SDK's client, as an agent would: it lists the tools, starts an env,
+// runs commands in it, reads its changes, and removes it.
+func TestAgentSession(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "git-apex")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/git-apex")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	repoDir := gittest.NewRepo(t)
+	cmd := exec.Command(bin, "mcp")
+	cmd.Dir = repoDir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir(),
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+
+	tools, err := session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+		if tool.InputSchema == nil {
+			t.Errorf("tool %s has no input schema", tool.Name)
+		}
+	}
+	slices.Sort(names)
+	if strings.Join(names, " ") != "changes exec finish link list log remove start" {
+		t.Errorf("tools: %v", names)
+	}
+
+	call := func(name string, args map[string]any, out any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if out != nil && !res.IsError {
+			data, _ := json.Marshal(res.StructuredContent)
+			if err := json.Unmarshal(data, out); err != nil {
+				t.Fatalf("%s: %v: %s", name, err, data)
+			}
+		}
+		return res
+	}
+	text := func(res *mcp.CallToolResult) string {
+		var parts []string
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				parts = append(parts, tc.Text)
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+
+	var env struct{ Identity, Path, Branch, Status string }
+	call("start", map[string]any{"workflow": "feature", "name": "agent", "story": "an agent's work"}, &env)
+	if env.Identity != "feature-agent" || env.Status != "active" {
+		t.Fatalf("start: %+v", env)
+	}
+
+	var run struct {
+		ExitCode int `json:"exit_code"`
+		Stdout   string
+		Stderr   string
+	}
+	call("exec", map[string]any{"identity": "feature-agent", "command": []string{"sh", "-c", "echo made > made.txt; echo out; echo err >&2; exit 4"}}, &run)
+	if run.ExitCode != 4 || run.Stdout != "out\n" || run.Stderr != "err\n" {
+		t.Errorf("exec: %+v", run)
+	}
+	if data, err := os.ReadFile(filepath.Join(env.Path, "made.txt")); err != nil || string(data) != "made\n" {
+		t.Errorf("the command ran elsewhere: %q, %v", data, err)
+	}
+
+	var changes struct{ Status, DiffStat string }
+	call("changes", map[string]any{"identity": "feature-agent"}, &changes)
+	if !strings.Contains(changes.Status, "?? made.txt") {
+		t.Errorf("changes: %+v", changes)
+	}
+
+	// The command line's refusal, as a tool error with its message.
+	res := call("remove", map[string]any{"identity": "feature-agent"}, nil)
+	if !res.IsError || !strings.Contains(text(res), "untracked") {
+		t.Errorf("remove of a dirty env: error %v: %s", res.IsError, text(res))
+	}
+	res = call("start", map[string]any{"identity": "not an identity"}, nil)
+	if !res.IsError || !strings.Contains(text(res), "invalid identity") {
+		t.Errorf("bad identity: error %v: %s", res.IsError, text(res))
+	}
+
+	var listed struct{ Envs []struct{ Identity string } }
+	call("list", map[string]any{}, &listed)
+	if len(listed.Envs) != 1 {
+		t.Errorf("list: %+v", listed)
+	}
+	var removal struct{ Env struct{ Status string } }
+	call("remove", map[string]any{"identity": "feature-agent", "force": true}, &removal)
+	if removal.Env.Status != "destroyed" {
+		t.Errorf("remove: %+v", removal)
+	}
+	if _, err := os.Stat(env.Path); !os.IsNotExist(err) {
+		t.Errorf("the worktree is still there: %v", err)
+	}
+	var log struct{ Events []struct{ Event string } }
+	call("log", map[string]any{"identity": "feature-agent"}, &log)
+	if len(log.Events) < 2 || log.Events[len(log.Events)-1].Event != "removed" {
+		t.Errorf("log: %+v", log)
+	}
+}
