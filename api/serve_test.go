@@ -573,3 +573,56 @@ func TestShutdownStopsCommands(t *testing.T) {
 		t.Errorf("doctor after shutdown: %v\n%s", err, out)
 	}
 }
+
+// TestLogFollow follows the log from the command line, as the event
+// stream does, from the newest event on.
+func TestLogFollow(t *testing.T) {
+	s := startServer(t)
+	s.want(http.StatusCreated, "POST", "/api/developer/workflows", map[string]any{"id": "feature-before"}, nil)
+	out, err := s.apex("log", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []struct{ ID int64 }
+	json.Unmarshal([]byte(out), &events)
+	last := events[len(events)-1].ID
+	follow := exec.Command(binary, "log", "--follow", "--json", "--after", fmt.Sprint(last))
+	follow.Dir, follow.Env = s.repo, s.env
+	stdout, err := follow.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.want(http.StatusCreated, "POST", "/api/developer/workflows", map[string]any{"id": "feature-after"}, nil)
+	s.want(http.StatusOK, "DELETE", "/api/developer/worktrees/feature-after", nil, nil)
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var seen []string
+	for len(seen) < 2 {
+		select {
+		case line := <-lines:
+			var ev struct{ Identity, Event string }
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("%v: %q", err, line)
+			}
+			seen = append(seen, ev.Identity+" "+ev.Event)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("log --follow printed only %v", seen)
+		}
+	}
+	if strings.Join(seen, ", ") != "feature-after created, feature-after removed" {
+		t.Errorf("log --follow printed %v", seen)
+	}
+	follow.Process.Signal(syscall.SIGINT)
+	if err := follow.Wait(); err != nil {
+		t.Errorf("log --follow ended with %v after SIGINT, want success", err)
+	}
+}
