@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTinyRun runs the whole harness on a 50-file repository with one
@@ -23,6 +24,7 @@ func TestTinyRun(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cfg := config{apex: apex, sizes: []int{50}, pairs: 1, listCounts: []int{2}, hookEnvs: 2, gcEnvs: 2, batchTasks: 3,
+		apiEnvs: 2, loadClients: 4, loadTime: 200 * time.Millisecond,
 		cacheDir: filepath.Join(dir, "cache"), outDir: filepath.Join(dir, "results")}
 	var table strings.Builder
 	res, err := run(cfg, &table)
@@ -39,12 +41,15 @@ func TestTinyRun(t *testing.T) {
 			t.Errorf("row %+v", r)
 		}
 	}
-	want := "start,start (warm slot),hook (2 envs),batch 3 x true (-j 4),remove,list (2 envs),gc --merged (2 envs),--version,path"
+	want := "start,start (warm slot),hook (2 envs),batch 3 x true (-j 4),remove,list (2 envs),gc --merged (2 envs),POST /workflows,GET /worktrees (2 envs),--version,path"
 	if dockerReady() {
-		want = strings.Replace(want, ",--version", ",start --isolation full,exec -- true (full),--version", 1)
+		want = strings.Replace(want, ",POST /workflows", ",start --isolation full,exec -- true (full),POST /workflows", 1)
 	}
 	if got := strings.Join(ops, ","); got != want {
 		t.Errorf("rows %s", got)
+	}
+	if l := res.Healthz; l == nil || l.Requests == 0 || l.Errors != 0 || l.P99Ms <= 0 {
+		t.Errorf("healthz load: %+v", l)
 	}
 	if !strings.Contains(table.String(), "git worktree add -b") {
 		t.Errorf("table:\n%s", table.String())

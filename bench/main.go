@@ -9,6 +9,7 @@
 //	BENCH_SIZES  repository sizes, default "1k,10k"; "100k" is opt-in (minutes to make)
 //	BENCH_PAIRS  timed pairs per row, default 5
 //	BENCH_GC     1 adds the gc row (50 fresh worktrees a run: minutes)
+//	BENCH_LOAD   seconds of the GET /healthz load (64 clients), default 10
 //	BENCH_CACHE  where generated repositories are kept,
 //	             default $XDG_CACHE_HOME/git-apex-bench
 //	BENCH_OUT    where the JSON results go, default bench/results
@@ -21,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -38,22 +40,26 @@ func main() {
 
 // config is one harness run.
 type config struct {
-	apex       string // git-apex binary
-	sizes      []int  // files per generated repository; the first is used for the rows that need many envs
-	pairs      int
-	listCounts []int // env counts for the list rows
-	hookEnvs   int   // envs for the hook row
-	gcEnvs     int   // envs for the gc row; 0 leaves it out
-	batchTasks int   // tasks in the batch row
-	cacheDir   string
-	outDir     string
+	apex        string // git-apex binary
+	sizes       []int  // files per generated repository; the first is used for the rows that need many envs
+	pairs       int
+	listCounts  []int // env counts for the list rows
+	hookEnvs    int   // envs for the hook row
+	gcEnvs      int   // envs for the gc row; 0 leaves it out
+	batchTasks  int   // tasks in the batch row
+	apiEnvs     int   // envs for the GET /worktrees row
+	loadClients int   // keep-alive clients of the healthz load
+	loadTime    time.Duration
+	cacheDir    string
+	outDir      string
 }
 
 func configFromEnv(apex string) (config, error) {
 	if apex == "" {
 		return config{}, fmt.Errorf("-apex BINARY is required (bench/run builds one)")
 	}
-	cfg := config{apex: apex, pairs: 5, listCounts: []int{10, 100}, hookEnvs: 100, batchTasks: 20, outDir: filepath.Join("bench", "results")}
+	cfg := config{apex: apex, pairs: 5, listCounts: []int{10, 100}, hookEnvs: 100, batchTasks: 20,
+		apiEnvs: 100, loadClients: 64, loadTime: 10 * time.Second, outDir: filepath.Join("bench", "results")}
 	sizes := os.Getenv("BENCH_SIZES")
 	if sizes == "" {
 		sizes = "1k,10k"
@@ -71,6 +77,13 @@ func configFromEnv(apex string) (config, error) {
 			return cfg, fmt.Errorf("BENCH_PAIRS=%q: want a whole number of at least 1", p)
 		}
 		cfg.pairs = n
+	}
+	if l := os.Getenv("BENCH_LOAD"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 600 {
+			return cfg, fmt.Errorf("BENCH_LOAD=%q: want a number of seconds from 1 to 600", l)
+		}
+		cfg.loadTime = time.Duration(n) * time.Second
 	}
 	if os.Getenv("BENCH_GC") == "1" {
 		cfg.gcEnvs = 50

@@ -40,9 +40,10 @@ type result struct {
 	} `json:"machine"`
 	// LoadBefore and LoadAfter are /proc/loadavg's 1, 5 and 15 minute
 	// figures as the run began and ended: a busy machine skews it.
-	LoadBefore string `json:"load_before"`
-	LoadAfter  string `json:"load_after"`
-	Rows       []row  `json:"rows"`
+	LoadBefore string      `json:"load_before"`
+	LoadAfter  string      `json:"load_after"`
+	Rows       []row       `json:"rows"`
+	Healthz    *loadResult `json:"healthz_load,omitempty"`
 }
 
 // loadAverage is the machine's load average, "" where /proc has none.
@@ -72,7 +73,10 @@ func run(cfg config, out io.Writer) (*result, error) {
 		if err != nil {
 			return nil, err
 		}
-		rows, err := b.rows(i == 0, i == len(cfg.sizes)-1)
+		rows, load, err := b.rows(i == 0, i == len(cfg.sizes)-1)
+		if load != nil {
+			res.Healthz = load
+		}
 		if cerr := b.close(); err == nil {
 			err = cerr
 		}
@@ -166,8 +170,9 @@ func (b *bench) close() error {
 
 // rows measures the operations for this size: start (fresh and from a
 // warm slot) and the hook everywhere, the batch on the last (largest)
-// size, the rest only on the first size (all selects them).
-func (b *bench) rows(all, last bool) ([]row, error) {
+// size, the rest only on the first size (all selects them), the API's
+// with the healthz load among them.
+func (b *bench) rows(all, last bool) ([]row, *loadResult, error) {
 	var rows []row
 	add := func(r row, err error) error {
 		if err == nil {
@@ -176,46 +181,51 @@ func (b *bench) rows(all, last bool) ([]row, error) {
 		return err
 	}
 	if err := add(b.start()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := add(b.pooledStart()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := add(b.hook(b.cfg.hookEnvs)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if last {
 		if err := add(b.batch(b.cfg.batchTasks, 4)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if !all {
-		return rows, nil
+		return rows, nil, nil
 	}
 	if err := add(b.remove()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, n := range b.cfg.listCounts {
 		if err := add(b.list(n)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if b.cfg.gcEnvs > 0 {
 		if err := add(b.gc(b.cfg.gcEnvs)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if dockerReady() {
 		full, err := b.full()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rows = append(rows, full...)
 	} else {
 		fmt.Fprintf(os.Stderr, "bench: no Docker daemon with image %s: the full-mode rows are left out\n", benchImage)
 	}
+	api, load, err := b.api(b.cfg.apiEnvs)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows = append(rows, api...)
 	floor, err := b.floor()
-	return append(rows, floor...), err
+	return append(rows, floor...), load, err
 }
 
 func (b *bench) next(prefix string) string {
@@ -406,6 +416,10 @@ func printTable(out io.Writer, res *result) {
 			r.Op, r.Files, r.ApexMs, r.BaseMs, r.OverheadMs, r.Ratio, r.RatioMin, r.RatioMax, r.Baseline)
 	}
 	w.Flush()
+	if l := res.Healthz; l != nil {
+		fmt.Fprintf(out, "\nGET /healthz, %d keep-alive clients over loopback for %.1f s: %.0f requests/s, p50 %.2f ms, p99 %.2f ms, %d errors\n",
+			l.Clients, l.Seconds, l.PerSecond, l.P50Ms, l.P99Ms, l.Errors)
+	}
 }
 
 // hook measures `git apex hook post-merge` with n envs, each with a
