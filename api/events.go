@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -22,6 +23,11 @@ const heartbeat = 15 * time.Second
 // a client resumes; ?after=ID does the same for clients that cannot set
 // the header.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	// A stream ends with its client, or when the server shuts down.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.streams, cancel)()
+	r = r.WithContext(ctx)
 	root, err := s.pick(r.Context(), r.URL.Query().Get("repository"))
 	if err != nil {
 		writeError(w, err, "")

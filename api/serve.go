@@ -172,7 +172,6 @@ func Serve(ctx context.Context, opts Options, ready func(addr string)) error {
 		IdleTimeout:       idleTimeout,
 		// No WriteTimeout: an event stream lasts as long as its client,
 		// and a start in full mode may wait for an image.
-		BaseContext: func(net.Listener) context.Context { return s.streams },
 	}
 	s.notef("serving %s on %s", strings.Join(s.repoList(), ", "), addr)
 	if ready != nil {

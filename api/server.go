@@ -27,7 +27,7 @@ type server struct {
 	token  string   // "" on a unix socket
 	socket string   // the socket it listens on, removed at shutdown
 
-	streams    context.Context // ends the event streams at shutdown
+	streams    context.Context // ends the event streams at shutdown (requests in flight go on)
 	endStreams context.CancelFunc
 	runs       *runner
 
