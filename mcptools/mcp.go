@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -52,14 +51,16 @@ type tools struct {
 	opts repo.Options
 }
 
-// with opens the repository for one call.
-func (t *tools) with(ctx context.Context, fn func(*service.Service) error) error {
+// with opens the repository for one call and answers what fn returns.
+func with[Out any](ctx context.Context, t *tools, fn func(*service.Service) (Out, error)) (*mcp.CallToolResult, Out, error) {
+	var out Out
 	r, err := repo.Open(ctx, t.dir, t.opts)
 	if err != nil {
-		return err
+		return nil, out, err
 	}
 	defer r.Close()
-	return fn(service.New(r))
+	out, err = fn(service.New(r))
+	return nil, out, err
 }
 
 // StartInput is the start tool's input.
@@ -79,15 +80,13 @@ func (t *tools) start(ctx context.Context, _ *mcp.CallToolRequest, in StartInput
 	if in.Story != "" {
 		req.Metadata = map[string]string{"story": in.Story}
 	}
-	var env service.Env
-	err := t.with(ctx, func(s *service.Service) error {
+	return with(ctx, t, func(s *service.Service) (service.Env, error) {
 		res, err := s.Start(ctx, req)
-		if err == nil {
-			env = res.Env
+		if err != nil {
+			return service.Env{}, err
 		}
-		return err
+		return res.Env, nil
 	})
-	return nil, env, err
 }
 
 // ListInput is the list tool's input.
@@ -101,13 +100,10 @@ type ListOutput struct {
 }
 
 func (t *tools) list(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) (*mcp.CallToolResult, ListOutput, error) {
-	var out ListOutput
-	err := t.with(ctx, func(s *service.Service) error {
-		var err error
-		out.Envs, err = s.List(ctx, in.Status)
-		return err
+	return with(ctx, t, func(s *service.Service) (ListOutput, error) {
+		envs, err := s.List(ctx, in.Status)
+		return ListOutput{Envs: envs}, err
 	})
-	return nil, out, err
 }
 
 // ExecInput is the exec tool's input.
@@ -142,13 +138,11 @@ func (t *tools) exec(ctx context.Context, _ *mcp.CallToolRequest, in ExecInput) 
 		vars = append(vars, k+"="+v)
 	}
 	stdout, stderr := &capped{}, &capped{}
-	var out ExecOutput
-	err := t.with(ctx, func(s *service.Service) error {
-		var err error
-		out.ExitCode, err = s.Exec(cctx, service.ExecRequest{Identity: in.Identity, Cmd: in.Command, Env: vars,
+	_, code, err := with(ctx, t, func(s *service.Service) (int, error) {
+		return s.Exec(cctx, service.ExecRequest{Identity: in.Identity, Cmd: in.Command, Env: vars,
 			Stdout: stdout, Stderr: stderr, Background: true})
-		return err
 	})
+	out := ExecOutput{ExitCode: code}
 	out.Stdout, out.Stderr, out.Cut = stdout.String(), stderr.String(), stdout.cut || stderr.cut
 	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
 		out.TimedOut, err = true, nil
@@ -182,23 +176,13 @@ func (c *capped) String() string {
 	return c.buf.String()
 }
 
-var _ io.Writer = (*capped)(nil)
-
 // IdentityInput is the input of the tools that take one identity.
 type IdentityInput struct {
 	Identity string `json:"identity" jsonschema:"the environment's identity, or a link to it"`
 }
 
-func (t *tools) changes(ctx context.Context, _ *mcp.CallToolRequest, in IdentityInput) (*mcp.CallToolResult, service.Changes, error) {
-	var out service.Changes
-	err := t.with(ctx, func(s *service.Service) error {
-		ch, err := s.Changes(ctx, in.Identity)
-		if err == nil {
-			out = *ch
-		}
-		return err
-	})
-	return nil, out, err
+func (t *tools) changes(ctx context.Context, _ *mcp.CallToolRequest, in IdentityInput) (*mcp.CallToolResult, *service.Changes, error) {
+	return with(ctx, t, func(s *service.Service) (*service.Changes, error) { return s.Changes(ctx, in.Identity) })
 }
 
 // RemoveInput is the remove tool's input.
@@ -208,16 +192,10 @@ type RemoveInput struct {
 	DeleteBranch bool   `json:"delete_branch,omitempty" jsonschema:"delete its branch too"`
 }
 
-func (t *tools) remove(ctx context.Context, _ *mcp.CallToolRequest, in RemoveInput) (*mcp.CallToolResult, service.Removal, error) {
-	var out service.Removal
-	err := t.with(ctx, func(s *service.Service) error {
-		res, err := s.Remove(ctx, service.RemoveRequest{Identity: in.Identity, Force: in.Force, DeleteBranch: in.DeleteBranch})
-		if err == nil {
-			out = *res
-		}
-		return err
+func (t *tools) remove(ctx context.Context, _ *mcp.CallToolRequest, in RemoveInput) (*mcp.CallToolResult, *service.Removal, error) {
+	return with(ctx, t, func(s *service.Service) (*service.Removal, error) {
+		return s.Remove(ctx, service.RemoveRequest{Identity: in.Identity, Force: in.Force, DeleteBranch: in.DeleteBranch})
 	})
-	return nil, out, err
 }
 
 // FinishInput is the finish tool's input.
@@ -226,16 +204,8 @@ type FinishInput struct {
 	Failed   bool   `json:"failed,omitempty" jsonschema:"the work failed: keep the environment for inspection"`
 }
 
-func (t *tools) finish(ctx context.Context, _ *mcp.CallToolRequest, in FinishInput) (*mcp.CallToolResult, service.Ending, error) {
-	var out service.Ending
-	err := t.with(ctx, func(s *service.Service) error {
-		end, err := s.Finish(ctx, in.Identity, in.Failed, "")
-		if err == nil {
-			out = *end
-		}
-		return err
-	})
-	return nil, out, err
+func (t *tools) finish(ctx context.Context, _ *mcp.CallToolRequest, in FinishInput) (*mcp.CallToolResult, *service.Ending, error) {
+	return with(ctx, t, func(s *service.Service) (*service.Ending, error) { return s.Finish(ctx, in.Identity, in.Failed, "") })
 }
 
 // LinkInput is the link tool's input.
@@ -244,16 +214,8 @@ type LinkInput struct {
 	Identity string `json:"identity" jsonschema:"the environment's identity"`
 }
 
-func (t *tools) link(ctx context.Context, _ *mcp.CallToolRequest, in LinkInput) (*mcp.CallToolResult, service.Env, error) {
-	var out service.Env
-	err := t.with(ctx, func(s *service.Service) error {
-		env, err := s.Link(ctx, in.Alias, in.Identity, "")
-		if err == nil {
-			out = *env
-		}
-		return err
-	})
-	return nil, out, err
+func (t *tools) link(ctx context.Context, _ *mcp.CallToolRequest, in LinkInput) (*mcp.CallToolResult, *service.Env, error) {
+	return with(ctx, t, func(s *service.Service) (*service.Env, error) { return s.Link(ctx, in.Alias, in.Identity, "") })
 }
 
 // LogInput is the log tool's input.
@@ -267,11 +229,8 @@ type LogOutput struct {
 }
 
 func (t *tools) log(ctx context.Context, _ *mcp.CallToolRequest, in LogInput) (*mcp.CallToolResult, LogOutput, error) {
-	var out LogOutput
-	err := t.with(ctx, func(s *service.Service) error {
-		var err error
-		out.Events, err = s.Log(ctx, in.Identity)
-		return err
+	return with(ctx, t, func(s *service.Service) (LogOutput, error) {
+		events, err := s.Log(ctx, in.Identity)
+		return LogOutput{Events: events}, err
 	})
-	return nil, out, err
 }
