@@ -626,3 +626,43 @@ func TestLogFollow(t *testing.T) {
 		t.Errorf("log --follow ended with %v after SIGINT, want success", err)
 	}
 }
+
+// TestMaxRunningQueues holds the second workflow's command back while
+// the first runs, with --max-running 1.
+func TestMaxRunningQueues(t *testing.T) {
+	s := startServer(t, "--max-running", "1")
+	release := filepath.Join(t.TempDir(), "release")
+	s.want(http.StatusCreated, "POST", "/api/developer/workflows",
+		map[string]any{"id": "task-first", "commands": []string{"sh", "-c", "while [ ! -e '" + release + "' ]; do sleep 0.05; done"}}, nil)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var wf workflow
+		s.want(http.StatusOK, "GET", "/api/developer/workflows/task-first", nil, &wf)
+		if wf.Status == "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first workflow never ran: %+v", wf)
+		}
+	}
+	var wf workflow
+	s.want(http.StatusCreated, "POST", "/api/developer/workflows", map[string]any{"id": "task-second", "commands": []string{"true"}}, &wf)
+	s.want(http.StatusOK, "GET", "/api/developer/workflows/task-second", nil, &wf)
+	if wf.Status != "queued" {
+		t.Errorf("the second workflow is %q while the first runs, want queued", wf.Status)
+	}
+	var e apiError
+	s.want(http.StatusConflict, "POST", "/api/developer/workflows", map[string]any{"id": "task-first", "commands": []string{"true"}}, &e)
+	s.want(http.StatusConflict, "DELETE", "/api/developer/worktrees/task-first", nil, &e)
+	if !strings.Contains(e.Error.Message, "commands are running") {
+		t.Errorf("delete while running: %+v", e)
+	}
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if wf := s.waitWorkflow("task-first"); wf.Status != "completed" {
+		t.Errorf("first: %+v", wf)
+	}
+	if wf := s.waitWorkflow("task-second"); wf.Status != "completed" {
+		t.Errorf("second: %+v", wf)
+	}
+}
