@@ -28,7 +28,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	defer context.AfterFunc(s.streams, cancel)()
 	r = r.WithContext(ctx)
-	root, err := s.pick(r.Context(), r.URL.Query().Get("repository"))
+	root, err := s.pick(r.Context(), r.URL.Query().Get("repository"), false)
 	if err != nil {
 		writeError(w, err, "")
 		return

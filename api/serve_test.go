@@ -331,6 +331,10 @@ func TestEndpointsOnSocket(t *testing.T) {
 	if e.Error.Field != "targetRepository" {
 		t.Errorf("URL without --allow-clone: %+v", e)
 	}
+	s.want(http.StatusBadRequest, "GET", "/api/developer/worktrees?repository=https://example.com/r.git", nil, &e)
+	if e.Error.Field != "repository" {
+		t.Errorf("a GET naming a URL: %+v", e)
+	}
 	s.want(http.StatusBadRequest, "POST", "/api/developer/workflows", ``, nil)
 	s.want(http.StatusRequestEntityTooLarge, "POST", "/api/developer/workflows", `{"story": "`+strings.Repeat("x", 2<<20)+`"}`, nil)
 	s.want(http.StatusBadRequest, "GET", "/api/developer/worktrees?status=sleeping", nil, nil)

@@ -119,14 +119,17 @@ func (s *server) withService(ctx context.Context, root string, fn func(*service.
 }
 
 // pick returns the served repository a request names: by the path of its
-// working tree (one the server serves), by URL with AllowClone, or the
-// first when it names none.
-func (s *server) pick(ctx context.Context, named string) (string, error) {
+// working tree (one the server serves), by URL when it may clone (a POST,
+// with AllowClone), or the first when it names none.
+func (s *server) pick(ctx context.Context, named string, mayClone bool) (string, error) {
 	if named == "" {
 		return s.roots[0], nil
 	}
-	if isURL(named) {
+	if isURL(named) && mayClone {
 		return s.clone(ctx, named)
+	}
+	if isURL(named) {
+		return "", &service.FieldError{Field: "repository", Err: fmt.Errorf("repository %s is a URL: only POST /api/developer/workflows clones one; name its clone by path", named)}
 	}
 	if !filepath.IsAbs(named) {
 		return "", &service.FieldError{Field: "repository", Err: fmt.Errorf("repository %q is not an absolute path", named)}

@@ -129,7 +129,7 @@ func (s *server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 	if named == "" {
 		named = req.Repository
 	}
-	root, err := s.pick(r.Context(), named)
+	root, err := s.pick(r.Context(), named, true)
 	if err != nil {
 		writeError(w, err, "")
 		return
@@ -188,7 +188,7 @@ func (s *server) getWorkflow(w http.ResponseWriter, r *http.Request) {
 func (s *server) find(ctx context.Context, r *http.Request, id string) (string, *service.Env, error) {
 	roots := s.roots
 	if named := r.URL.Query().Get("repository"); named != "" {
-		root, err := s.pick(ctx, named)
+		root, err := s.pick(ctx, named, false)
 		if err != nil {
 			return "", nil, err
 		}

@@ -14,7 +14,7 @@ import (
 // first served), as `list --json` prints them; ?status= narrows them
 // (active, preserved, destroyed, all; default: active and preserved).
 func (s *server) listWorktrees(w http.ResponseWriter, r *http.Request) {
-	root, err := s.pick(r.Context(), r.URL.Query().Get("repository"))
+	root, err := s.pick(r.Context(), r.URL.Query().Get("repository"), false)
 	if err != nil {
 		writeError(w, err, "")
 		return
