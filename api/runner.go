@@ -58,7 +58,7 @@ var (
 
 // submit queues argv to run in the env of identity and returns the
 // metadata it recorded. It refuses (exit 3) while the env's commands run.
-func (rn *runner) submit(ctx context.Context, svc *service.Service, root, identity string, argv []string, vars map[string]string) (map[string]string, error) {
+func (rn *runner) submit(ctx context.Context, svc *service.Service, root, identity string, argv, vars []string) (map[string]string, error) {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	key := runKey(root, identity)
@@ -83,7 +83,7 @@ func (rn *runner) submit(ctx context.Context, svc *service.Service, root, identi
 	r := &run{stop: stop, done: make(chan struct{})}
 	rn.active[key] = r
 	rn.wg.Add(1)
-	go rn.run(runCtx, r, key, root, identity, argv, envList(vars), meta[metaLog])
+	go rn.run(runCtx, r, key, root, identity, argv, vars, meta[metaLog])
 	return meta, nil
 }
 
@@ -104,16 +104,16 @@ func (rn *runner) run(ctx context.Context, r *run, key, root, identity string, a
 		return
 	}
 	code, err := rn.exec(ctx, root, identity, argv, vars, logPath)
+	status, why := completed, ""
 	switch {
 	case ctx.Err() != nil:
-		rn.record(root, identity, failed, code, context.Cause(ctx).Error())
+		status, why = failed, context.Cause(ctx).Error()
 	case err != nil:
-		rn.record(root, identity, failed, code, err.Error())
+		status, why = failed, err.Error()
 	case code != 0:
-		rn.record(root, identity, failed, code, "")
-	default:
-		rn.record(root, identity, completed, 0, "")
+		status = failed
 	}
+	rn.record(root, identity, status, code, why)
 }
 
 // exec runs argv in the env, its output to the log.

@@ -151,9 +151,8 @@ func Token(file string) (string, error) {
 // Serve serves until ctx ends, then shuts down: it stops accepting, lets
 // the requests in flight finish (for up to 10 s), stops the workflows'
 // running commands (SIGTERM, then SIGKILL after the grace period), marks
-// them failed, and removes its socket. ready, when not nil, gets the
-// address it listens on once it does.
-func Serve(ctx context.Context, opts Options, ready func(addr string)) error {
+// them failed, and removes its socket.
+func Serve(ctx context.Context, opts Options) error {
 	if err := opts.check(); err != nil {
 		return err
 	}
@@ -165,6 +164,12 @@ func Serve(ctx context.Context, opts Options, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
+	if s.socket != "" {
+		defer os.Remove(s.socket)
+	}
+	for _, root := range s.roots {
+		s.runs.failOrphans(ctx, root)
+	}
 	srv := &http.Server{
 		Handler:           s.routes(),
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -173,10 +178,7 @@ func Serve(ctx context.Context, opts Options, ready func(addr string)) error {
 		// No WriteTimeout: an event stream lasts as long as its client,
 		// and a start in full mode may wait for an image.
 	}
-	s.notef("serving %s on %s", strings.Join(s.repoList(), ", "), addr)
-	if ready != nil {
-		ready(addr)
-	}
+	s.notef("serving %s on %s", strings.Join(s.roots, ", "), addr)
 	done := make(chan error, 1)
 	go func() {
 		if s.opts.TLSCert != "" {
@@ -197,9 +199,6 @@ func Serve(ctx context.Context, opts Options, ready func(addr string)) error {
 	defer cancel()
 	err = srv.Shutdown(wait)
 	s.stop()
-	if s.socket != "" {
-		os.Remove(s.socket)
-	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		srv.Close()
 		return fmt.Errorf("requests still running after %v were cut off", shutdownWait)
@@ -216,7 +215,7 @@ func (s *server) listen() (net.Listener, string, error) {
 		}
 		ip := net.ParseIP(host)
 		loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
-		if !loopback && (s.opts.TLSCert == "" || s.opts.TLSKey == "") {
+		if !loopback && s.opts.TLSCert == "" {
 			return nil, "", exitcode.New(exitcode.Usage, "refusing to listen on %s without TLS: it is not a loopback address; give --tls-cert and --tls-key, or listen on 127.0.0.1", s.opts.Listen)
 		}
 		ln, err := net.Listen("tcp", s.opts.Listen)
@@ -241,16 +240,12 @@ func (s *server) listen() (net.Listener, string, error) {
 	} else if errors.Is(err, syscall.ECONNREFUSED) {
 		os.Remove(path) // left by a server that died
 	}
-	// The socket is made with no access for others, then opened to its
-	// owner alone: no moment exists when another user could connect.
+	// The socket is made mode 0600: no moment exists when another user
+	// could connect.
 	old := syscall.Umask(0o177)
 	ln, err := net.Listen("unix", path)
 	syscall.Umask(old)
 	if err != nil {
-		return nil, "", err
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
 		return nil, "", err
 	}
 	s.socket = path

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -669,4 +670,29 @@ func TestMaxRunningQueues(t *testing.T) {
 	if wf := s.waitWorkflow("task-second"); wf.Status != "completed" {
 		t.Errorf("second: %+v", wf)
 	}
+}
+
+// TestCloneIsServed clones a repository named by URL once, and finds its
+// envs afterwards, with and without ?repository=.
+func TestCloneIsServed(t *testing.T) {
+	s := startServer(t, "--allow-clone")
+	remote := "file://" + gittest.NewRepo(t)
+	var wf workflow
+	s.want(http.StatusCreated, "POST", "/api/developer/workflows", map[string]any{"id": "feature-cloned", "targetRepository": remote}, &wf)
+	var got struct{ Repository string }
+	s.want(http.StatusOK, "GET", "/api/developer/workflows/feature-cloned", nil, &got)
+	if !strings.Contains(got.Repository, filepath.Join(".git", "apex", "clones")) {
+		t.Errorf("the clone is at %q", got.Repository)
+	}
+	var envs []map[string]any
+	s.want(http.StatusOK, "GET", "/api/developer/worktrees?repository="+url.QueryEscape(got.Repository), nil, &envs)
+	if len(envs) != 1 || envs[0]["identity"] != "feature-cloned" {
+		t.Errorf("the clone's worktrees: %v", envs)
+	}
+	s.want(http.StatusOK, "POST", "/api/developer/workflows", map[string]any{"id": "feature-cloned", "targetRepository": remote}, nil)
+	clones, _ := filepath.Glob(filepath.Join(s.repo, ".git", "apex", "clones", "*", ".git"))
+	if len(clones) != 1 {
+		t.Errorf("clones: %v", clones)
+	}
+	s.want(http.StatusOK, "DELETE", "/api/developer/worktrees/feature-cloned", nil, nil)
 }

@@ -2,15 +2,13 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -23,15 +21,15 @@ import (
 // server is a running `git apex serve`.
 type server struct {
 	opts   Options
-	roots  []string // the served repositories' main working trees, real paths
-	token  string   // "" on a unix socket
-	socket string   // the socket it listens on, removed at shutdown
+	token  string // "" on a unix socket
+	socket string // the socket it listens on, removed at shutdown
+
+	rootsMu sync.Mutex // one clone at a time, and roots as it grows
+	roots   []string   // the served repositories' main working trees, real paths; clones join them
 
 	streams    context.Context // ends the event streams at shutdown (requests in flight go on)
 	endStreams context.CancelFunc
 	runs       *runner
-
-	cloneMu sync.Mutex // one clone at a time
 }
 
 func newServer(ctx context.Context, opts Options) (*server, error) {
@@ -58,10 +56,14 @@ func newServer(ctx context.Context, opts Options) (*server, error) {
 	}
 	s.streams, s.endStreams = context.WithCancel(context.WithoutCancel(ctx))
 	s.runs = newRunner(s, opts.maxRunning())
-	for _, root := range s.roots {
-		s.runs.failOrphans(ctx, root)
-	}
 	return s, nil
+}
+
+// served is the repositories the server serves, the first first.
+func (s *server) served() []string {
+	s.rootsMu.Lock()
+	defer s.rootsMu.Unlock()
+	return append([]string(nil), s.roots...)
 }
 
 // stop stops the running commands and waits for them to be marked.
@@ -69,8 +71,6 @@ func (s *server) stop() {
 	s.endStreams()
 	s.runs.stop()
 }
-
-func (s *server) repoList() []string { return s.roots }
 
 func (s *server) notef(format string, args ...any) {
 	fmt.Fprintf(s.opts.Log, "git-apex serve: "+format+"\n", args...)
@@ -122,8 +122,9 @@ func (s *server) withService(ctx context.Context, root string, fn func(*service.
 // working tree (one the server serves), by URL when it may clone (a POST,
 // with AllowClone), or the first when it names none.
 func (s *server) pick(ctx context.Context, named string, mayClone bool) (string, error) {
+	roots := s.served()
 	if named == "" {
-		return s.roots[0], nil
+		return roots[0], nil
 	}
 	if isURL(named) && mayClone {
 		return s.clone(ctx, named)
@@ -135,13 +136,13 @@ func (s *server) pick(ctx context.Context, named string, mayClone bool) (string,
 		return "", &service.FieldError{Field: "repository", Err: fmt.Errorf("repository %q is not an absolute path", named)}
 	}
 	real := gitx.RealPath(named)
-	for _, root := range s.roots {
+	for _, root := range roots {
 		if real == root {
 			return root, nil
 		}
 	}
 	return "", &service.FieldError{Field: "repository", Err: fmt.Errorf("repository %s is not served here; this server serves %s (start it with --repo %s to add it)",
-		named, strings.Join(s.roots, ", "), named)}
+		named, strings.Join(roots, ", "), named)}
 }
 
 // isURL reports whether a repository is named by URL.
@@ -151,26 +152,28 @@ func isURL(s string) bool {
 
 // clone returns the working tree of the repository at url, cloned once
 // under the first repository's git directory (apex/clones): with a
-// checkout, since an env needs a main working tree to be made from.
+// checkout, since an env needs a main working tree to be made from. The
+// clone is served from then on, so that its envs can be found.
 func (s *server) clone(ctx context.Context, url string) (string, error) {
 	if !s.opts.AllowClone {
 		return "", &service.FieldError{Field: "targetRepository", Err: exitcode.New(exitcode.Usage,
 			"repository %s is a URL: the server clones only when started with --allow-clone", url)}
 	}
-	s.cloneMu.Lock()
-	defer s.cloneMu.Unlock()
+	s.rootsMu.Lock()
+	defer s.rootsMu.Unlock()
 	home, err := gitx.Open(ctx, s.roots[0])
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(url))
-	dir := filepath.Join(home.ApexDir(), "clones", hex.EncodeToString(sum[:8]))
-	if _, err := os.Stat(dir); err != nil {
-		if err := gitx.Clone(ctx, url, dir, false); err != nil {
-			return "", fmt.Errorf("cannot clone %s: %w", url, err)
-		}
+	dir := gitx.CloneDir(filepath.Join(home.ApexDir(), "clones"), url, false)
+	if err := gitx.Clone(ctx, url, dir, false); err != nil {
+		return "", fmt.Errorf("cannot clone %s: %w", url, err)
 	}
-	return realRoot(ctx, dir)
+	root, err := realRoot(ctx, dir)
+	if err == nil && !slices.Contains(s.roots, root) {
+		s.roots = append(s.roots, root)
+	}
+	return root, err
 }
 
 // decode reads a request's JSON body into v, refusing unknown fields,

@@ -1,14 +1,10 @@
 package api
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
-	"regexp"
-	"sort"
 	"strconv"
 	"time"
 
@@ -80,9 +76,6 @@ func viewOf(id, root string, env service.Env) workflowView {
 	return v
 }
 
-// varName is what a variable's name in env may be.
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // check refuses what no start would accept, naming the field.
 func (req *workflowRequest) check() error {
 	if len(req.Commands) > 0 && req.Commands[0] == "" {
@@ -90,11 +83,6 @@ func (req *workflowRequest) check() error {
 	}
 	if len(req.Env) > 0 && len(req.Commands) == 0 {
 		return &service.FieldError{Field: "env", Err: errors.New("env is for commands, and none were given")}
-	}
-	for name := range req.Env {
-		if !varName.MatchString(name) {
-			return &service.FieldError{Field: "env", Err: fmt.Errorf("invalid variable name %q in env: use letters, digits and '_'", name)}
-		}
 	}
 	if req.TargetRepository != "" && req.Repository != "" && req.TargetRepository != req.Repository {
 		return &service.FieldError{Field: "repository", Err: errors.New("repository and targetRepository name different repositories: give one")}
@@ -122,6 +110,11 @@ func (s *server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := req.check(); err != nil {
+		writeError(w, err, "")
+		return
+	}
+	vars, err := service.Vars(req.Env)
+	if err != nil {
 		writeError(w, err, "")
 		return
 	}
@@ -153,7 +146,7 @@ func (s *server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 			id = res.Env.Identity
 		}
 		if len(req.Commands) > 0 {
-			meta, err := s.runs.submit(r.Context(), svc, root, res.Env.Identity, req.Commands, req.Env)
+			meta, err := s.runs.submit(r.Context(), svc, root, res.Env.Identity, req.Commands, vars)
 			if err != nil {
 				return err
 			}
@@ -171,50 +164,57 @@ func (s *server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, view)
 }
 
-// getWorkflow answers a workflow's current state.
+// getWorkflow answers a workflow's current state, as recorded: it asks
+// git nothing, since orchestrators poll it.
 func (s *server) getWorkflow(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	root, env, err := s.find(r.Context(), r, id)
-	if err != nil {
-		writeError(w, err, "id")
-		return
-	}
-	writeJSON(w, http.StatusOK, viewOf(id, root, *env))
+	s.answer(w, http.StatusOK, func() (any, error) {
+		var view workflowView
+		err := s.inRepoOf(r, id, func(_ *service.Service, root string, env *service.Env) error {
+			view = viewOf(id, root, *env)
+			return nil
+		})
+		return view, err
+	})
 }
 
-// find returns the env id names and its repository: in the one the
-// request names with ?repository=, else in the first served repository
-// that knows id.
-func (s *server) find(ctx context.Context, r *http.Request, id string) (string, *service.Env, error) {
-	roots := s.roots
+// inRepoOf runs fn with the repository of the env id names, opened once,
+// and that env as recorded: in the repository the request names with
+// ?repository=, else in the first served one that knows id.
+func (s *server) inRepoOf(r *http.Request, id string, fn func(svc *service.Service, root string, env *service.Env) error) error {
+	ctx := r.Context()
+	roots := s.served()
 	if named := r.URL.Query().Get("repository"); named != "" {
 		root, err := s.pick(ctx, named, false)
 		if err != nil {
-			return "", nil, err
+			return err
 		}
 		roots = []string{root}
 	}
 	var err error
 	for _, root := range roots {
-		var env *service.Env
+		found := false
 		err = s.withService(ctx, root, func(svc *service.Service) error {
-			var err error
-			env, err = svc.Get(ctx, id)
-			return err
+			env, err := svc.Find(ctx, id)
+			if err != nil {
+				return err
+			}
+			found = true
+			return fn(svc, root, env)
 		})
-		if exitcode.Of(err) != exitcode.NotFound {
-			return root, env, err
+		if found || exitcode.Of(err) != exitcode.NotFound {
+			return err
 		}
 	}
-	return "", nil, err
+	return err
 }
 
-// envList is a request's variables as NAME=value, in a stable order.
-func envList(vars map[string]string) []string {
-	var list []string
-	for name, value := range vars {
-		list = append(list, name+"="+value)
+// answer writes what fn returns: out with status, or the error.
+func (s *server) answer(w http.ResponseWriter, status int, fn func() (any, error)) {
+	out, err := fn()
+	if err != nil {
+		writeError(w, err, "id")
+		return
 	}
-	sort.Strings(list)
-	return list
+	writeJSON(w, status, out)
 }

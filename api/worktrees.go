@@ -33,12 +33,16 @@ func (s *server) listWorktrees(w http.ResponseWriter, r *http.Request) {
 
 // getWorktree answers one env, as `list --json` prints it.
 func (s *server) getWorktree(w http.ResponseWriter, r *http.Request) {
-	_, env, err := s.find(r.Context(), r, r.PathValue("id"))
-	if err != nil {
-		writeError(w, err, "id")
-		return
-	}
-	writeJSON(w, http.StatusOK, env)
+	id := r.PathValue("id")
+	s.answer(w, http.StatusOK, func() (any, error) {
+		var env *service.Env
+		err := s.inRepoOf(r, id, func(svc *service.Service, _ string, _ *service.Env) error {
+			var err error
+			env, err = svc.Get(r.Context(), id)
+			return err
+		})
+		return env, err
+	})
 }
 
 // boolParam reads a query parameter that is a boolean, false when absent.
@@ -59,23 +63,24 @@ func boolParam(r *http.Request, name string) (bool, error) {
 // running commands; ?deleteBranch=true deletes its branch too.
 func (s *server) deleteWorktree(w http.ResponseWriter, r *http.Request) {
 	force, err := boolParam(r, "force")
-	if err == nil {
-		var del bool
-		del, err = boolParam(r, "deleteBranch")
-		if err == nil {
-			s.onLive(w, r, func(svc *service.Service, root, identity string) (any, error) {
-				if s.runs.running(root, identity) {
-					if !force {
-						return nil, exitcode.New(exitcode.Refused, "commands are running in %s: wait for them, or DELETE with ?force=true to stop them", identity)
-					}
-					s.runs.stopRun(root, identity, errRemoved)
-				}
-				return svc.Remove(r.Context(), service.RemoveRequest{Identity: identity, Force: force, DeleteBranch: del})
-			})
-			return
-		}
+	if err != nil {
+		writeError(w, err, "")
+		return
 	}
-	writeError(w, err, "")
+	deleteBranch, err := boolParam(r, "deleteBranch")
+	if err != nil {
+		writeError(w, err, "")
+		return
+	}
+	s.onLive(w, r, http.StatusOK, func(svc *service.Service, root, identity string) (any, error) {
+		if s.runs.running(root, identity) {
+			if !force {
+				return nil, exitcode.New(exitcode.Refused, "commands are running in %s: wait for them, or DELETE with ?force=true to stop them", identity)
+			}
+			s.runs.stopRun(root, identity, errRemoved)
+		}
+		return svc.Remove(r.Context(), service.RemoveRequest{Identity: identity, Force: force, DeleteBranch: deleteBranch})
+	})
 }
 
 // finishBody is the body of POST .../finish.
@@ -84,16 +89,14 @@ type finishBody struct {
 }
 
 // finishWorktree ends an env's lifecycle: removed on success, preserved
-// on failure, as the policy says. An empty body is {failed: false}.
+// on failure, as the policy says. No body is {failed: false}.
 func (s *server) finishWorktree(w http.ResponseWriter, r *http.Request) {
 	var body finishBody
-	if r.ContentLength != 0 {
-		if err := decode(r, &body); err != nil && !isEmptyBody(err) {
-			writeError(w, err, "")
-			return
-		}
+	if err := decode(r, &body); err != nil && !isEmptyBody(err) {
+		writeError(w, err, "")
+		return
 	}
-	s.onLive(w, r, func(svc *service.Service, root, identity string) (any, error) {
+	s.onLive(w, r, http.StatusOK, func(svc *service.Service, root, identity string) (any, error) {
 		if s.runs.running(root, identity) {
 			return nil, exitcode.New(exitcode.Refused, "commands are running in %s: wait for them, or DELETE it with ?force=true", identity)
 		}
@@ -117,19 +120,16 @@ func (s *server) addLink(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &service.FieldError{Field: "alias", Err: errors.New("no alias given")}, "")
 		return
 	}
-	s.onLiveStatus(w, r, http.StatusCreated, func(svc *service.Service, root, identity string) (any, error) {
+	s.onLive(w, r, http.StatusCreated, func(svc *service.Service, root, identity string) (any, error) {
 		env, err := svc.Link(r.Context(), body.Alias, identity, "")
-		if err != nil {
-			return nil, fieldOf(err, "alias")
-		}
-		return env, nil
+		return env, fieldOf(err, "alias")
 	})
 }
 
 // removeLink drops a link of an env; 404 when alias does not link to it.
 func (s *server) removeLink(w http.ResponseWriter, r *http.Request) {
 	alias := r.PathValue("alias")
-	s.onLive(w, r, func(svc *service.Service, root, identity string) (any, error) {
+	s.onLive(w, r, http.StatusOK, func(svc *service.Service, root, identity string) (any, error) {
 		env, link, err := svc.Repo().Resolve(r.Context(), alias)
 		if err != nil {
 			return nil, fieldOf(err, "alias")
@@ -151,28 +151,19 @@ func fieldOf(err error, field string) error {
 }
 
 // onLive runs fn on the live env the path's {id} names, in its
-// repository, and answers its result with 200.
-func (s *server) onLive(w http.ResponseWriter, r *http.Request, fn func(svc *service.Service, root, identity string) (any, error)) {
-	s.onLiveStatus(w, r, http.StatusOK, fn)
-}
-
-func (s *server) onLiveStatus(w http.ResponseWriter, r *http.Request, status int, fn func(svc *service.Service, root, identity string) (any, error)) {
-	root, env, err := s.find(r.Context(), r, r.PathValue("id"))
-	if err == nil && env.Status == "destroyed" {
-		err = exitcode.New(exitcode.NotFound, "%s has no live environment: it was removed", r.PathValue("id"))
-	}
-	if err != nil {
-		writeError(w, err, "id")
-		return
-	}
-	var out any
-	err = s.withService(r.Context(), root, func(svc *service.Service) error {
-		out, err = fn(svc, root, env.Identity)
-		return err
+// repository, and answers its result with status.
+func (s *server) onLive(w http.ResponseWriter, r *http.Request, status int, fn func(svc *service.Service, root, identity string) (any, error)) {
+	id := r.PathValue("id")
+	s.answer(w, status, func() (any, error) {
+		var out any
+		err := s.inRepoOf(r, id, func(svc *service.Service, root string, env *service.Env) error {
+			if env.Status == "destroyed" {
+				return exitcode.New(exitcode.NotFound, "%s has no live environment: it was removed", id)
+			}
+			var err error
+			out, err = fn(svc, root, env.Identity)
+			return err
+		})
+		return out, err
 	})
-	if err != nil {
-		writeError(w, err, "")
-		return
-	}
-	writeJSON(w, status, out)
 }

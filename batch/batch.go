@@ -2,8 +2,6 @@ package batch
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -314,8 +312,7 @@ func (r *runner) repoOf(ctx context.Context, url string) (*repo.Repo, error) {
 	if rp, ok := r.repos[url]; ok {
 		return rp, nil
 	}
-	sum := sha256.Sum256([]byte(url))
-	dir := filepath.Join(r.home.Git.ApexDir(), "repos", hex.EncodeToString(sum[:8])+".git")
+	dir := gitx.CloneDir(filepath.Join(r.home.Git.ApexDir(), "repos"), url, true)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}

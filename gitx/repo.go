@@ -8,10 +8,13 @@ package gitx
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -265,6 +268,17 @@ func OpenBare(ctx context.Context, dir string) (*Repo, error) {
 		return nil, fmt.Errorf("cannot read git rev-parse output: %q", out)
 	}
 	return openedRepo(lines[0], lines[1], lines[0], ""), nil
+}
+
+// CloneDir is where a clone of url is kept under parent: a directory
+// named by a hash of the URL, ending in .git when the clone is bare.
+func CloneDir(parent, url string, bare bool) string {
+	sum := sha256.Sum256([]byte(url))
+	name := hex.EncodeToString(sum[:8])
+	if bare {
+		name += ".git"
+	}
+	return filepath.Join(parent, name)
 }
 
 // Clone makes a clone of url at dir, bare or with a checkout made with no

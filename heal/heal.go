@@ -135,6 +135,19 @@ func Repair(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, 
 	return nil
 }
 
+// CheckGitfile refuses (exit 3) to run git in a contained env whose .git
+// file its container made point away from its git directory; nil for
+// any other env.
+func CheckGitfile(r *repo.Repo, env *state.Env) error {
+	if !env.Contained() {
+		return nil
+	}
+	if problem := r.Git.GitfileProblem(env.Path); problem != "" {
+		return GitfileRefusal(env, problem)
+	}
+	return nil
+}
+
 // GitfileRefusal is the error of a command that will not run git in an
 // env whose .git file points away from its git directory.
 func GitfileRefusal(env *state.Env, problem string) error {

@@ -61,8 +61,8 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 		}
 		return runLocal(ctx, env, cmd, r)
 	}
-	if problem := m.r.Git.GitfileProblem(env.Path); problem != "" {
-		return -1, heal.GitfileRefusal(env, problem)
+	if err := heal.CheckGitfile(m.r, env); err != nil {
+		return -1, err
 	}
 	rt, id, err := sandbox.Running(ctx, m.r, env)
 	if err != nil {

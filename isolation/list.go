@@ -3,11 +3,9 @@ package isolation
 import (
 	"context"
 	"runtime"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/merged"
@@ -30,8 +28,7 @@ type Listed struct {
 	// Container is the state of a full env's container: running, exited,
 	// missing, ...; "unknown" when no runtime answers.
 	Container string
-	Problem   string        // what could not be read
-	Age       time.Duration // since it was made, on the state's clock
+	Problem   string // what could not be read
 }
 
 // List returns the envs with their links, oldest first, after healing
@@ -48,18 +45,9 @@ func (m *Manager) List(ctx context.Context, all bool) ([]Listed, error) {
 // through a link, else its latest destroyed one; not found (exit 7) when
 // it never had one.
 func (m *Manager) Get(ctx context.Context, identity string) (Listed, error) {
-	if _, err := policy.ParseIdentity(identity); err != nil {
-		return Listed{}, err
-	}
-	env, _, err := m.r.Store.Resolve(ctx, identity)
-	if env == nil && err == nil {
-		env, err = m.r.Store.Latest(ctx, identity)
-	}
+	env, err := m.r.Find(ctx, identity)
 	if err != nil {
 		return Listed{}, err
-	}
-	if env == nil {
-		return Listed{}, exitcode.New(exitcode.NotFound, "no environment for %s: `git apex list` shows them, `git apex start %s` makes one", identity, identity)
 	}
 	listed, err := m.listed(ctx, []*state.Env{env}, true)
 	if err != nil {
@@ -86,7 +74,7 @@ func (m *Manager) listed(ctx context.Context, envs []*state.Env, all bool) ([]Li
 	var listed []Listed
 	for _, env := range envs {
 		if all || env.Live() {
-			listed = append(listed, Listed{Env: env, Links: links[env.ID], Problem: refused[env.ID], Age: m.r.Store.Now().Sub(env.CreatedAt)})
+			listed = append(listed, Listed{Env: env, Links: links[env.ID], Problem: refused[env.ID]})
 		}
 	}
 	return listed, m.describe(ctx, listed)

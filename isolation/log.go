@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -13,18 +12,12 @@ import (
 func (m *Manager) Log(ctx context.Context, identity string) ([]state.Event, error) {
 	var envID int64
 	if identity != "" {
-		if _, err := policy.ParseIdentity(identity); err != nil {
-			return nil, err
-		}
-		env, _, err := m.r.Store.Resolve(ctx, identity)
-		if env == nil && err == nil {
-			env, err = m.r.Store.Latest(ctx, identity)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if env != nil {
+		env, err := m.r.Find(ctx, identity)
+		switch {
+		case err == nil:
 			envID = env.ID
+		case exitcode.Of(err) != exitcode.NotFound:
+			return nil, err // an identity with no env may still have events
 		}
 	}
 	events, err := m.r.Store.Events(ctx, identity, envID)

@@ -133,9 +133,9 @@ func (t *tools) exec(ctx context.Context, _ *mcp.CallToolRequest, in ExecInput) 
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var vars []string
-	for k, v := range in.Env {
-		vars = append(vars, k+"="+v)
+	vars, err := service.Vars(in.Env)
+	if err != nil {
+		return nil, ExecOutput{}, err
 	}
 	stdout, stderr := &capped{}, &capped{}
 	_, code, err := with(ctx, t, func(s *service.Service) (int, error) {

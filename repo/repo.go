@@ -135,9 +135,30 @@ func (r *Repo) Resolve(ctx context.Context, identity string) (*state.Env, *state
 		return nil, nil, err
 	}
 	if env == nil {
-		return nil, nil, exitcode.New(exitcode.NotFound, "no environment for %s: `git apex list` shows them, `git apex start %s` makes one", identity, identity)
+		return nil, nil, noEnv(identity)
 	}
 	return env, link, nil
+}
+
+// Find returns the env an identity names: its live env, its own or
+// through a link, else its latest destroyed one; a not-found error (exit
+// 7) when it never had one.
+func (r *Repo) Find(ctx context.Context, identity string) (*state.Env, error) {
+	if _, err := policy.ParseIdentity(identity); err != nil {
+		return nil, err
+	}
+	env, _, err := r.Store.Resolve(ctx, identity)
+	if env == nil && err == nil {
+		env, err = r.Store.Latest(ctx, identity)
+	}
+	if env == nil && err == nil {
+		err = noEnv(identity)
+	}
+	return env, err
+}
+
+func noEnv(identity string) error {
+	return exitcode.New(exitcode.NotFound, "no environment for %s: `git apex list` shows them, `git apex start %s` makes one", identity, identity)
 }
 
 // Lock takes the repository lock, under which everything that changes the

@@ -20,8 +20,8 @@ func BringBackEnv(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state
 	if !env.Contained() || !env.Live() || env.Container == "" || !s.Exists() || s.Unchanged() {
 		return Result{}, nil
 	}
-	if problem := r.Git.GitfileProblem(env.Path); problem != "" {
-		return Result{}, heal.GitfileRefusal(env, problem)
+	if err := heal.CheckGitfile(r, env); err != nil {
+		return Result{}, err
 	}
 	b, err := s.BringBack(ctx, lk, env.Container)
 	if err != nil {

@@ -2,6 +2,9 @@ package service
 
 import (
 	"context"
+	"fmt"
+	"regexp"
+	"slices"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -17,6 +20,23 @@ type ExecRequest = isolation.ExecRequest
 func (s *Service) Exec(ctx context.Context, r ExecRequest) (int, error) {
 	code, err := s.m.Exec(ctx, r)
 	return code, identityError(err)
+}
+
+// varName is what a variable's name may be.
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Vars is a request's variables for a command as NAME=value, sorted. A
+// name of anything but letters, digits and '_' is refused (field "env").
+func Vars(vars map[string]string) ([]string, error) {
+	var list []string
+	for name, value := range vars {
+		if !varName.MatchString(name) {
+			return nil, &FieldError{Field: "env", Err: fmt.Errorf("invalid variable name %q in env: use letters, digits and '_'", name)}
+		}
+		list = append(list, name+"="+value)
+	}
+	slices.Sort(list)
+	return list, nil
 }
 
 // Changes is what an env holds that its base lacks.
@@ -38,8 +58,8 @@ func (s *Service) Changes(ctx context.Context, identity string) (*Changes, error
 	if !gitx.Exists(env.Path) {
 		return nil, exitcode.New(exitcode.NotFound, "%s has no worktree at %s: `git apex start %s` makes it again", env.Identity, env.Path, env.Identity)
 	}
-	if problem := s.r.Git.GitfileProblem(env.Path); env.Contained() && problem != "" {
-		return nil, heal.GitfileRefusal(env, problem)
+	if err := heal.CheckGitfile(s.r, env); err != nil {
+		return nil, err
 	}
 	status, diffstat, err := s.r.Git.Summary(ctx, env.Path, env.Base)
 	if err != nil {

@@ -48,6 +48,18 @@ func (s *Service) Get(ctx context.Context, identity string) (*Env, error) {
 	return &env, nil
 }
 
+// Find returns the env an identity names as it is recorded, without
+// asking git: its live env, its own or through a link, else its latest
+// destroyed one.
+func (s *Service) Find(ctx context.Context, identity string) (*Env, error) {
+	env, err := s.r.Find(ctx, identity)
+	if err != nil {
+		return nil, identityError(err)
+	}
+	v := envOf(env)
+	return &v, nil
+}
+
 // Path returns the path of an identity's env, healing a moved one first.
 func (s *Service) Path(ctx context.Context, identity string) (string, error) {
 	path, err := s.m.Path(ctx, identity)

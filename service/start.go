@@ -28,7 +28,6 @@ type Started struct {
 	Env     Env
 	Reused  bool // it existed already; nothing was made
 	Adopted bool // an existing worktree was recorded as the env
-	Pooled  bool // it was made from a warm pool slot
 }
 
 // Created reports whether the start made the env.
@@ -67,7 +66,7 @@ func (s *Service) Start(ctx context.Context, r StartRequest) (*Started, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Started{Env: envOf(res.Env), Reused: res.Reused, Adopted: res.Adopted, Pooled: res.Pooled}
+	out := &Started{Env: envOf(res.Env), Reused: res.Reused, Adopted: res.Adopted}
 	out.Env.Reused = &out.Reused
 	return out, nil
 }

@@ -167,14 +167,10 @@ func withRepo(c *cli.Context, fn func(*repo.Repo) error) error {
 }
 
 // withService is withRepo for the commands of the service layer: those
-// that the HTTP API and MCP offer too.
+// that the HTTP API and MCP offer too. A request's bad field (a flag or
+// an argument) comes back as a usage error naming the help to read.
 func withService(c *cli.Context, fn func(*service.Service) error) error {
-	return withRepo(c, func(r *repo.Repo) error { return fn(service.New(r)) })
-}
-
-// serviceError is err, with a usage error's hint of the help to read
-// when it is a request's bad field (a flag or an argument).
-func serviceError(c *cli.Context, err error) error {
+	err := withRepo(c, func(r *repo.Repo) error { return fn(service.New(r)) })
 	var fe *service.FieldError
 	if errors.As(err, &fe) {
 		return usageError(c, "%v", fe.Err)

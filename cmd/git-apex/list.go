@@ -32,7 +32,7 @@ func listCommand() *cli.Command {
 			return withService(c, func(s *service.Service) error {
 				envs, err := s.List(c.Context, status)
 				if err != nil {
-					return serviceError(c, err)
+					return err
 				}
 				if c.Bool("json") {
 					return printJSON(c, envs)

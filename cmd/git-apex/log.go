@@ -44,7 +44,7 @@ func logCommand() *cli.Command {
 				}
 				events, err := s.Log(c.Context, identity)
 				if err != nil {
-					return serviceError(c, err)
+					return err
 				}
 				if c.Bool("json") {
 					return printJSON(c, events)

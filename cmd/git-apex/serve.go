@@ -47,7 +47,7 @@ func serveCommand() *cli.Command {
 				opts.Repos = append(opts.Repos, ".")
 			}
 			opts.Repos = append(opts.Repos, c.StringSlice("repo")...)
-			return api.Serve(c.Context, opts, nil)
+			return api.Serve(c.Context, opts)
 		},
 	}
 }

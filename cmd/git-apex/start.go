@@ -42,7 +42,7 @@ func startCommand() *cli.Command {
 			return withService(c, func(s *service.Service) error {
 				res, err := s.Start(c.Context, req)
 				if err != nil {
-					return serviceError(c, err)
+					return err
 				}
 				if res.Created() {
 					note(c, "created %s: %s", res.Env.Identity, describe(res.Env))
