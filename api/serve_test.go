@@ -95,8 +95,8 @@ func startServer(t *testing.T, args ...string) *server {
 		for sc.Scan() {
 			line := sc.Text()
 			t.Log("server: " + line)
-			if _, on, ok := strings.Cut(line, " on "); ok && strings.HasPrefix(line, "git-apex serve: serving") {
-				addr <- on
+			if i := strings.LastIndex(line, " on "); i >= 0 && strings.HasPrefix(line, "git-apex serve: serving") {
+				addr <- line[i+len(" on "):]
 			}
 		}
 		s.exited <- s.cmd.Wait()

@@ -53,8 +53,10 @@ func (b *bench) serve() (*apiServer, error) {
 	}
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
-		if _, addr, ok := strings.Cut(sc.Text(), " on "); ok {
-			s.base = addr
+		// "git-apex serve: serving REPO on ADDR": the repository's path
+		// may hold " on " too.
+		if i := strings.LastIndex(sc.Text(), " on "); i >= 0 {
+			s.base = sc.Text()[i+len(" on "):]
 			break
 		}
 	}

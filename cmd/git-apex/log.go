@@ -2,7 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -72,19 +72,13 @@ func followLog(c *cli.Context, s *service.Service, identity string) error {
 		}
 	}
 	enc := json.NewEncoder(c.App.Writer)
-	err := s.Follow(c.Context, c.Int64("after"), func(ev service.Event) error {
+	return s.Follow(c.Context, c.Int64("after"), func(ev service.Event) error {
 		if identity != "" && ev.Identity != identity {
 			return nil
 		}
 		if c.Bool("json") {
 			return enc.Encode(ev)
 		}
-		row := eventRow(ev)
-		_, err := fmt.Fprintf(c.App.Writer, "%s  %s  %s  %s\n", row[0], row[1], row[2], row[3])
-		return err
+		return printLine(c, strings.Join(eventRow(ev), "  "))
 	})
-	if err == nil && c.Context.Err() != nil {
-		return nil
-	}
-	return err
 }
