@@ -162,9 +162,24 @@ func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.
 // worktree remove` itself, after the intent is written; so unless the
 // removal was forced, a worktree still whole is checked again here, and
 // one with work in it (anything but files that git had begun to delete)
-// stays, and so does the env: kept says why.
+// stays, and so does the env: kept says why. A .git file that is gone or
+// points away is put back first, so that the check reads the worktree's
+// own index; only a worktree git no longer registers (git had deleted
+// what it had checked) goes unchecked.
 func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.Env, in *intent.Intent) (kept string, err error) {
-	if env.Mode != "shared" && !in.Force && d.r.Git.GitfileProblem(env.Path) == "" {
+	check := env.Mode != "shared" && !in.Force && gitx.Exists(env.Path)
+	if check && d.r.Git.GitfileProblem(env.Path) != "" {
+		worktrees, err := lk.Worktrees(ctx)
+		if err != nil {
+			return "", err
+		}
+		if _, check = gitx.FindWorktree(worktrees, env.Path); check {
+			if err := lk.RestoreGitfile(env.Path); err != nil {
+				return fmt.Sprintf("%s, whose .git file cannot be put back (%v): the removal cannot be checked", env.Identity, err), nil
+			}
+		}
+	}
+	if check {
 		changes, err := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()})
 		if err != nil {
 			return "", err
