@@ -113,14 +113,7 @@ func (b *bench) api(n int) ([]row, *loadResult, error) {
 			d := time.Since(start)
 			return d, untimed(b.apex("remove", "--force", "--delete-branch", id))
 		},
-		func() (time.Duration, error) {
-			id := b.next("c")
-			d, err := timed(b.apex("start", "task", id))
-			if err == nil {
-				err = untimed(b.apex("remove", "--force", "--delete-branch", "task-"+id))
-			}
-			return d, err
-		})
+		b.apexStart)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -64,6 +64,15 @@ func envOf(e *state.Env) Env {
 	}
 }
 
+// envResult is the result of an operation that answers one recorded env.
+func envResult(e *state.Env, err error) (*Env, error) {
+	if err != nil {
+		return nil, identityError(err)
+	}
+	v := envOf(e)
+	return &v, nil
+}
+
 // listedEnv is the view of a listed env, with its links and what git
 // says of it.
 func listedEnv(l isolation.Listed) Env {

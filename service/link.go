@@ -5,22 +5,12 @@ import "context"
 // Link makes alias resolve to the env of identity, or, when identity is
 // "", to the env whose worktree holds cwd. It returns that env.
 func (s *Service) Link(ctx context.Context, alias, identity, cwd string) (*Env, error) {
-	env, err := s.m.Link(ctx, alias, identity, cwd)
-	if err != nil {
-		return nil, identityError(err)
-	}
-	v := envOf(env)
-	return &v, nil
+	return envResult(s.m.Link(ctx, alias, identity, cwd))
 }
 
 // Unlink drops a link and returns the env it resolved to.
 func (s *Service) Unlink(ctx context.Context, alias string) (*Env, error) {
-	env, err := s.m.Unlink(ctx, alias)
-	if err != nil {
-		return nil, identityError(err)
-	}
-	v := envOf(env)
-	return &v, nil
+	return envResult(s.m.Unlink(ctx, alias))
 }
 
 // Annotate sets keys of a live env's metadata ("" deletes one) and

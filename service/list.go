@@ -52,12 +52,7 @@ func (s *Service) Get(ctx context.Context, identity string) (*Env, error) {
 // asking git: its live env, its own or through a link, else its latest
 // destroyed one.
 func (s *Service) Find(ctx context.Context, identity string) (*Env, error) {
-	env, err := s.r.Find(ctx, identity)
-	if err != nil {
-		return nil, identityError(err)
-	}
-	v := envOf(env)
-	return &v, nil
+	return envResult(s.r.Find(ctx, identity))
 }
 
 // Path returns the path of an identity's env, healing a moved one first.
