@@ -19,6 +19,7 @@ import (
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/words"
 )
 
 // Options configure a batch.
@@ -137,7 +138,7 @@ func (r *runner) checkShared(ctx context.Context, tasks []Task) error {
 		return err
 	}
 	if changes.Dirty() {
-		return exitcode.New(exitcode.Refused, "cannot run a shared batch: the main checkout has %s files, which cleaning up after a task would remove; commit or stash them, or use --isolation worktree", changes)
+		return exitcode.New(exitcode.Refused, "cannot run a shared batch: the main checkout has %s, which cleaning up after a task would remove; commit or stash them, or use --isolation worktree", changes.Files())
 	}
 	return nil
 }
@@ -382,8 +383,8 @@ func (r *runner) summary() {
 		fmt.Fprintln(r.opts.Progress)
 	}
 	passed := len(r.results) - r.failed
-	fmt.Fprintf(r.opts.Progress, "%d tasks finished: %d passed, %d failed, in %.1fs; logs in %s\n",
-		len(r.results), passed, r.failed, time.Since(r.start).Seconds(), r.opts.LogDir)
+	fmt.Fprintf(r.opts.Progress, "%s finished: %d passed, %d failed, in %.1fs; logs in %s\n",
+		words.Count(len(r.results), "task"), passed, r.failed, time.Since(r.start).Seconds(), r.opts.LogDir)
 	for _, res := range r.results {
 		if res.Status != "passed" {
 			fmt.Fprintf(r.opts.Progress, "  %-20s %-8s exit %d  %s\n", res.ID, res.Status, res.ExitCode, res.Log)

@@ -185,7 +185,7 @@ func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.
 			return "", err
 		}
 		if !changes.OnlyDeleted() {
-			return fmt.Sprintf("%s, which has %s files: the removal had not passed its check", env.Identity, changes), nil
+			return fmt.Sprintf("%s, which has %s: the removal had not passed its check", env.Identity, changes.Files()), nil
 		}
 	}
 	if env.Contained() {

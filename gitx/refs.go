@@ -114,6 +114,15 @@ func (c Changes) String() string {
 	return strings.Join(parts, ", ")
 }
 
+// Files is String as a phrase about files: "1 untracked file",
+// "2 modified, 1 untracked files".
+func (c Changes) Files() string {
+	if c.Staged+c.Modified+c.Untracked == 1 {
+		return c.String() + " file"
+	}
+	return c.String() + " files"
+}
+
 // InitSubmodules initialises and checks out the submodules of the
 // working tree at dir, recursively, when it has any.
 func (r *Repo) InitSubmodules(ctx context.Context, dir string) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/words"
 )
 
 // RemoveOptions are the flags of `git apex remove`.
@@ -105,7 +106,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 					return nil, err
 				}
 				if n > 0 {
-					return nil, refuse("its detached HEAD has %d commits that no branch or remote holds; create a branch for them, or run %s to discard them", n, forceHint)
+					return nil, refuse("its detached HEAD has %s that no branch or remote holds; create a branch for them, or run %s to discard them", words.Count(n, "commit"), forceHint)
 				}
 			}
 		}
@@ -131,7 +132,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			if err != nil {
 				return err
 			}
-			return refuse("it has %s files; commit or stash them, or run %s to discard them", changes, forceHint)
+			return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
 		}
 		return nil
 	}
@@ -197,7 +198,7 @@ func checkBranchHeld(ctx context.Context, lk *gitx.Locked, env *state.Env) error
 		return err
 	}
 	if n > 0 {
-		return fmt.Errorf("branch %s has %d commits not in %s, any other branch or a remote", env.Branch, n, env.Base)
+		return fmt.Errorf("branch %s has %s not in %s, any other branch or a remote", env.Branch, words.Count(n, "commit"), env.Base)
 	}
 	return nil
 }

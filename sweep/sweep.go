@@ -191,7 +191,7 @@ func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.En
 		if err != nil {
 			return err.Error()
 		}
-		return "it has " + changes.String() + " files"
+		return "it has " + changes.Files()
 	}
 	return ""
 }

@@ -50,13 +50,15 @@ func offerHooks(c *cli.Context) error {
 			return nil
 		}
 	}
-	if info, err := os.Stdin.Stat(); err != nil || info.Mode()&os.ModeCharDevice == 0 {
+	// /dev/null is a character device too: only a real terminal is asked,
+	// and an answer cut short by end of input is no.
+	if !isTerminal(os.Stdin) {
 		note(c, "run `git apex hooks install` to remove merged environments automatically after merges and pulls")
 		return nil
 	}
 	fmt.Fprint(c.App.ErrWriter, "install git hooks that remove merged environments after merges and pulls? [Y/n] ")
-	answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-	if a := strings.ToLower(strings.TrimSpace(answer)); a != "" && a != "y" && a != "yes" {
+	answer, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); err != nil || a != "" && a != "y" && a != "yes" {
 		return nil
 	}
 	list, err := hooks.Install(dir)

@@ -9,6 +9,7 @@ import (
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/words"
 )
 
 // slotJSON is a slot in `pool status --json`.
@@ -59,7 +60,7 @@ func poolCommand() *cli.Command {
 						}
 						slots, err := pool.New(r).Warm(c.Context, size)
 						if err == nil {
-							note(c, "the pool has %d slots", len(slots))
+							note(c, "the pool has %s", words.Count(len(slots), "slot"))
 						}
 						return err
 					})
@@ -79,7 +80,7 @@ func poolCommand() *cli.Command {
 							return err
 						}
 						if reclaimed > 0 {
-							note(c, "reclaimed %d slots whose holder was gone", reclaimed)
+							note(c, "reclaimed %s whose holder was gone", words.Count(reclaimed, "slot"))
 						}
 						return printSlots(c, slots)
 					})
