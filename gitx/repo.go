@@ -71,15 +71,25 @@ var locationVars = map[string]bool{
 	"GIT_COMMON_DIR":                   true,
 }
 
-// CleanEnv returns the process environment without git's location
-// variables, for anything run outside the hook's own repository.
+// CleanEnv returns the process environment without what git adds when it
+// runs `git apex`: its location variables (a hook's repository),
+// GIT_EXEC_PATH, and the exec path it puts at the front of PATH. It is
+// the environment of everything git-apex runs on the host, so a command
+// in an env sees the user's environment, not git's internals.
 var CleanEnv = sync.OnceValue(func() []string {
 	var env []string
+	execPath := os.Getenv("GIT_EXEC_PATH")
 	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !locationVars[name] {
-			env = append(env, kv)
+		name, value, _ := strings.Cut(kv, "=")
+		switch {
+		case locationVars[name] || name == "GIT_EXEC_PATH":
+			continue
+		case name == "PATH" && execPath != "":
+			if dirs := filepath.SplitList(value); len(dirs) > 0 && dirs[0] == execPath {
+				kv = "PATH=" + strings.Join(dirs[1:], string(os.PathListSeparator))
+			}
 		}
+		env = append(env, kv)
 	}
 	return env
 })
