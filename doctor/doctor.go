@@ -22,7 +22,7 @@ import (
 // Finding is one line of doctor's report.
 type Finding struct {
 	Check  string `json:"check"`  // what was looked at
-	Status string `json:"status"` // ok, problem or fixed
+	Status string `json:"status"` // ok, fixed, suggestion (exit 0) or problem (exit 3)
 	Detail string `json:"detail"`
 }
 

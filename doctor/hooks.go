@@ -15,15 +15,10 @@ func (d *Doctor) hooks(ctx context.Context) []Finding {
 	if err != nil {
 		return []Finding{{Check: "hooks", Status: "problem", Detail: err.Error()}}
 	}
+	// No hook anywhere is a choice the user has not made yet: a
+	// suggestion. Some hooks without the others, or hooks that
+	// core.hooksPath shadows, are drift: a problem.
 	var out []Finding
-	for _, st := range hooks.Inspect(dir) {
-		status := "ok"
-		detail := st.Describe()
-		if !st.Installed {
-			status, detail = "problem", detail+"; `git apex hooks install` installs it"
-		}
-		out = append(out, Finding{Check: "hook " + st.Name, Status: status, Detail: detail})
-	}
 	if plain := filepath.Join(d.r.Git.CommonDir, "hooks"); plain != dir {
 		for _, st := range hooks.Inspect(plain) {
 			if st.Installed {
@@ -31,6 +26,21 @@ func (d *Doctor) hooks(ctx context.Context) []Finding {
 					Detail: fmt.Sprintf("installed at %s, which core.hooksPath shadows: git runs hooks from %s; run `git apex hooks install` again", st.Path, dir)})
 			}
 		}
+	}
+	missing := "suggestion"
+	statuses := hooks.Inspect(dir)
+	for _, st := range statuses {
+		if st.Installed || len(out) > 0 {
+			missing = "problem"
+		}
+	}
+	for _, st := range statuses {
+		status := "ok"
+		detail := st.Describe()
+		if !st.Installed {
+			status, detail = missing, detail+"; `git apex hooks install` installs it"
+		}
+		out = append(out, Finding{Check: "hook " + st.Name, Status: status, Detail: detail})
 	}
 	return out
 }

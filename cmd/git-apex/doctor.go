@@ -9,6 +9,7 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/words"
 )
 
 func doctorCommand() *cli.Command {
@@ -18,7 +19,8 @@ func doctorCommand() *cli.Command {
 		UsageText: "git apex doctor [--fix] [--json]",
 		Description: "Checks the state database, the policy, every environment against git (deleted, moved, or switched " +
 			"by hand), unknown worktrees under the environment root, git's registrations of deleted worktrees, stale git " +
-			"lock files, and the hooks. Exits 3 when problems remain.",
+			"lock files, and the hooks. Exits 3 when problems remain; suggestions (such as hooks not installed yet) " +
+			"leave the exit code 0.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "fix", Usage: "repair what is safe to repair"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
@@ -54,11 +56,9 @@ func doctorCommand() *cli.Command {
 // printFindings prints doctor's report and fails (exit 3) while problems
 // remain.
 func printFindings(c *cli.Context, findings []doctor.Finding) error {
-	problems := 0
+	count := map[string]int{}
 	for _, f := range findings {
-		if f.Status == "problem" {
-			problems++
-		}
+		count[f.Status]++
 	}
 	if c.Bool("json") {
 		if err := printJSON(c, findings); err != nil {
@@ -73,8 +73,11 @@ func printFindings(c *cli.Context, findings []doctor.Finding) error {
 			return err
 		}
 	}
-	if problems > 0 {
-		return exitcode.New(exitcode.Refused, "%d problems remain", problems)
+	if count["problem"] > 0 {
+		return exitcode.New(exitcode.Refused, "%s left", words.Count(count["problem"], "problem"))
+	}
+	if count["suggestion"] > 0 {
+		note(c, "no problems; %s", words.Count(count["suggestion"], "suggestion"))
 	}
 	return nil
 }
