@@ -13,6 +13,11 @@ import (
 // Builtins are the workflows every repository has.
 var Builtins = []string{"feature", "bugfix", "refactor", "issue", "pr", "review", "thread", "task"}
 
+// IdentityBranches are the built-in workflows whose names are ids (a
+// number, a hash): their branch is the whole identity unless the policy
+// gives a template.
+var IdentityBranches = []string{"issue", "pr", "review", "thread", "task"}
+
 // MaxNameLen is the longest name part of an identity.
 const MaxNameLen = 100
 

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
@@ -31,10 +32,16 @@ func (p *Policy) Base(workflow string) string {
 	return p.Worktree.Base
 }
 
-// Branch returns the branch for an identity: [workflow.X].branch expanded,
-// or the name itself. The result must be a valid branch name.
+// Branch returns the branch for an identity: [workflow.X].branch
+// expanded; else, for the built-in workflows whose names are ids
+// (IdentityBranches), the identity itself (issue-42), so that pr 99 and
+// issue 99 never want one branch; else the name (feature x makes x). The
+// result must be a valid branch name.
 func (p *Policy) Branch(id Identity, repo string) (string, error) {
 	branch := id.Name
+	if slices.Contains(IdentityBranches, id.Workflow) {
+		branch = id.String()
+	}
 	if tmpl := p.Workflow[id.Workflow].Branch; tmpl != "" {
 		branch = expand(tmpl, templateValues(id, repo, ""))
 	}
