@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,21 +134,19 @@ func usageError(c *cli.Context, format string, args ...any) error {
 	return exitcode.New(exitcode.Usage, format+"; see `%s`", append(args, help)...)
 }
 
+// commandArgs names the commands whose arguments end in a command line
+// of its own, and how many arguments come before it: `exec ID ls -la`
+// passes -la to ls.
+var commandArgs = map[string]int{"exec": 1}
+
 // positional returns the command's arguments when there are between min
-// and max of them. cli stops parsing flags at the first argument, so a
-// flag written after one arrives here and is rejected, never ignored;
-// everything after a "--" is taken as it is.
+// and max of them. Flags written after arguments were moved before them
+// (cmdline.FlagsFirst), so what is left are arguments, and a "--" among
+// them (one that followed an argument) is dropped.
 func positional(c *cli.Context, min, max int, names string) ([]string, error) {
-	var args []string
-	for i, a := range c.Args().Slice() {
-		if a == "--" {
-			args = append(args, c.Args().Slice()[i+1:]...)
-			break
-		}
-		if strings.HasPrefix(a, "-") {
-			return nil, usageError(c, "flag %s after the arguments: put flags before %s", a, names)
-		}
-		args = append(args, a)
+	args := c.Args().Slice()
+	if i := slices.Index(args, "--"); i >= 0 {
+		args = append(args[:i:i], args[i+1:]...)
 	}
 	if len(args) < min || len(args) > max {
 		return nil, usageError(c, "expected %s", names)

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/exitcode"
 )
 
@@ -21,7 +22,8 @@ func main() {
 func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := newApp().RunContext(ctx, args)
+	app := newApp()
+	err := app.RunContext(ctx, cmdline.FlagsFirst(app, args, commandArgs))
 	if err == nil {
 		return exitcode.OK
 	}

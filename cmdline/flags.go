@@ -1,0 +1,114 @@
+// Package cmdline holds what the command line needs beyond urfave/cli:
+// flags in any position, as git takes them, and colour.
+package cmdline
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// FlagsFirst returns args (args[0] being the program) with each
+// command's flags moved in front of its arguments, keeping their order,
+// so that cli, which stops at the first argument, parses
+// `git apex rm feature-x --force` as `git apex rm --force feature-x`.
+//
+// The flags before the command name stay where they are. A "--" ends the
+// flags: it and everything after it are kept as they are, after the
+// moved flags. A command named in commandArgs takes flags only before
+// that many arguments: the rest is a command line of its own (`exec ID
+// ls -la`). An unknown flag is moved like any other, so cli still
+// refuses it; so is a last flag that lacks its value; -h or --help shows
+// the command's help, whatever else.
+func FlagsFirst(app *cli.App, args []string, commandArgs map[string]int) []string {
+	if len(args) == 0 {
+		return args
+	}
+	out := []string{args[0]}
+	rest := args[1:]
+	// The global flags, then the command and subcommand names.
+	takesValue := valueFlags(app.Flags)
+	commands := app.Commands
+	var cmd *cli.Command
+	for len(rest) > 0 {
+		arg := rest[0]
+		if arg == "--" || !isFlag(arg) {
+			next := find(commands, arg)
+			if next == nil {
+				break
+			}
+			cmd, commands = next, next.Subcommands
+			takesValue = valueFlags(next.Flags)
+			out, rest = append(out, arg), rest[1:]
+			continue
+		}
+		n := flagLen(arg, rest, takesValue)
+		out, rest = append(out, rest[:n]...), rest[n:]
+	}
+	if cmd == nil {
+		return append(out, rest...)
+	}
+	limit := -1
+	if n, ok := commandArgs[cmd.Name]; ok {
+		limit = n
+	}
+	var positional []string
+	for len(rest) > 0 {
+		arg := rest[0]
+		if arg == "--" || len(positional) == limit {
+			break
+		}
+		if !isFlag(arg) {
+			positional, rest = append(positional, arg), rest[1:]
+			continue
+		}
+		if arg == "-h" || arg == "--help" || len(rest) == 1 && flagLen(arg, []string{arg, ""}, takesValue) == 2 {
+			// Help for the command, whatever the arguments (cli would
+			// take the first one for a help topic); or a flag that
+			// lacks its value, which cli then names.
+			return append(out, arg)
+		}
+		n := flagLen(arg, rest, takesValue)
+		out, rest = append(out, rest[:n]...), rest[n:]
+	}
+	return append(append(out, positional...), rest...)
+}
+
+// isFlag reports whether arg is a flag: "-x", "--xyz", not "-" alone
+// (standard input) and not "--".
+func isFlag(arg string) bool { return len(arg) > 1 && arg[0] == '-' && arg != "--" }
+
+// flagLen is how many of rest the flag rest[0] takes: 2 when it takes a
+// value that is the next argument, else 1.
+func flagLen(arg string, rest []string, takesValue map[string]bool) int {
+	name := strings.TrimLeft(arg, "-")
+	if strings.Contains(name, "=") || !takesValue[name] || len(rest) < 2 {
+		return 1
+	}
+	return 2
+}
+
+// valueFlags names the flags (and their aliases) that take a value: all
+// but the boolean ones.
+func valueFlags(flags []cli.Flag) map[string]bool {
+	names := map[string]bool{}
+	for _, f := range flags {
+		if _, isBool := f.(*cli.BoolFlag); isBool {
+			continue
+		}
+		for _, name := range f.Names() {
+			names[name] = true
+		}
+	}
+	return names
+}
+
+// find is the command named name (or one of its aliases), or nil.
+func find(commands []*cli.Command, name string) *cli.Command {
+	for _, c := range commands {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
