@@ -36,7 +36,7 @@ func TestFlagsFirst(t *testing.T) {
 		"exec id -- ls -la":       "exec id -- ls -la",
 		"pool warm x --size 3":    "pool warm --size 3 x",
 		"frobnicate --force x":    "frobnicate --force x",
-		"rm x --from":             "rm --from x",
+		"rm x --from":             "rm --from",
 	} {
 		args := append([]string{"git-apex"}, strings.Fields(in)...)
 		got := strings.Join(FlagsFirst(app, args, map[string]int{"exec": 1})[1:], " ")
