@@ -278,7 +278,10 @@ func staleGitLocks(commonDir string) []string {
 	if len(locks) == 0 {
 		return nil
 	}
-	open := openFiles()
+	open, known := openFiles()
+	if !known {
+		return nil // no /proc (macOS): any of them may be held
+	}
 	var stale []string
 	for _, l := range locks {
 		if !open[l] {
@@ -288,10 +291,14 @@ func staleGitLocks(commonDir string) []string {
 	return stale
 }
 
-// openFiles are the files some process has open, as /proc shows them.
-func openFiles() map[string]bool {
-	open := map[string]bool{}
-	procs, _ := os.ReadDir("/proc")
+// openFiles are the files some process has open, as /proc shows them;
+// known is false where there is no /proc to tell.
+func openFiles() (open map[string]bool, known bool) {
+	open = map[string]bool{}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
+	}
 	for _, p := range procs {
 		fds, err := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
 		if err != nil {
@@ -303,5 +310,5 @@ func openFiles() map[string]bool {
 			}
 		}
 	}
-	return open
+	return open, true
 }

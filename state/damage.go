@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mattn/go-sqlite3"
-
 	"github.com/git-apex/git-apex/exitcode"
 )
 
@@ -97,18 +95,24 @@ func checkFile(path string) error {
 // explain turns SQLite's errors for a damaged or busy database into
 // errors that say what to do.
 func (s *Store) explain(err error) error {
-	var serr sqlite3.Error
-	if err == nil || !errors.As(err, &serr) {
-		return err
-	}
-	switch serr.Code {
-	case sqlite3.ErrCorrupt, sqlite3.ErrNotADB:
-		return &DamagedError{Path: s.path, Why: serr.Error()}
-	case sqlite3.ErrBusy, sqlite3.ErrLocked:
+	switch classify(err) {
+	case damagedFault:
+		return &DamagedError{Path: s.path, Why: err.Error()}
+	case busyFault:
 		return &BusyError{Path: s.path, Holder: lockHolder(s.path), Wait: s.wait}
 	}
 	return err
 }
+
+// sqliteFault is what a SQLite error means to the store.
+type sqliteFault int
+
+const (
+	otherFault   sqliteFault = iota
+	damagedFault             // the file is not a database, or a corrupt one
+	busyFault                // another process holds a lock
+	uniqueFault              // a unique index refused a row
+)
 
 // lockHolder names the other process that holds a lock on the database
 // or its WAL index, from /proc/locks: its PID and command line.

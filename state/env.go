@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // Status is an environment's lifecycle state.
@@ -214,9 +212,8 @@ func nonNil(m map[string]string) map[string]string {
 
 // uniqueError turns a violation of a live-env index into its sentinel.
 func uniqueError(err error) error {
-	var serr sqlite3.Error
-	if errors.As(err, &serr) && serr.ExtendedCode == sqlite3.ErrConstraintUnique {
-		if strings.Contains(serr.Error(), "envs.branch") {
+	if classify(err) == uniqueFault {
+		if strings.Contains(err.Error(), "envs.branch") {
 			return ErrBranchTaken
 		}
 		return ErrIdentityTaken
