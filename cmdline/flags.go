@@ -3,6 +3,7 @@
 package cmdline
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -27,22 +28,22 @@ func FlagsFirst(app *cli.App, args []string, commandArgs map[string]int) []strin
 	out := []string{args[0]}
 	rest := args[1:]
 	// The global flags, then the command and subcommand names.
-	takesValue := valueFlags(app.Flags)
+	flags := app.Flags
 	commands := app.Commands
 	var cmd *cli.Command
 	for len(rest) > 0 {
 		arg := rest[0]
 		if arg == "--" || !isFlag(arg) {
-			next := find(commands, arg)
+			next := Find(commands, arg)
 			if next == nil {
 				break
 			}
 			cmd, commands = next, next.Subcommands
-			takesValue = valueFlags(next.Flags)
+			flags = next.Flags
 			out, rest = append(out, arg), rest[1:]
 			continue
 		}
-		n := flagLen(arg, rest, takesValue)
+		n := flagLen(arg, rest, flags)
 		out, rest = append(out, rest[:n]...), rest[n:]
 	}
 	if cmd == nil {
@@ -62,13 +63,13 @@ func FlagsFirst(app *cli.App, args []string, commandArgs map[string]int) []strin
 			positional, rest = append(positional, arg), rest[1:]
 			continue
 		}
-		if arg == "-h" || arg == "--help" || len(rest) == 1 && flagLen(arg, []string{arg, ""}, takesValue) == 2 {
+		if arg == "-h" || arg == "--help" || len(rest) == 1 && flagLen(arg, []string{arg, ""}, flags) == 2 {
 			// Help for the command, whatever the arguments (cli would
 			// take the first one for a help topic); or a flag that
 			// lacks its value, which cli then names.
 			return append(out, arg)
 		}
-		n := flagLen(arg, rest, takesValue)
+		n := flagLen(arg, rest, flags)
 		out, rest = append(out, rest[:n]...), rest[n:]
 	}
 	return append(append(out, positional...), rest...)
@@ -80,31 +81,27 @@ func isFlag(arg string) bool { return len(arg) > 1 && arg[0] == '-' && arg != "-
 
 // flagLen is how many of rest the flag rest[0] takes: 2 when it takes a
 // value that is the next argument, else 1.
-func flagLen(arg string, rest []string, takesValue map[string]bool) int {
-	name := strings.TrimLeft(arg, "-")
-	if strings.Contains(name, "=") || !takesValue[name] || len(rest) < 2 {
+func flagLen(arg string, rest []string, flags []cli.Flag) int {
+	if strings.Contains(arg, "=") || !TakesValue(flags, arg) || len(rest) < 2 {
 		return 1
 	}
 	return 2
 }
 
-// valueFlags names the flags (and their aliases) that take a value: all
-// but the boolean ones.
-func valueFlags(flags []cli.Flag) map[string]bool {
-	names := map[string]bool{}
+// TakesValue reports whether the flag word (-x, --name or --name=value)
+// is one of flags that takes a value: any but a boolean one.
+func TakesValue(flags []cli.Flag, word string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(word, "-"), "=")
 	for _, f := range flags {
-		if _, isBool := f.(*cli.BoolFlag); isBool {
-			continue
-		}
-		for _, name := range f.Names() {
-			names[name] = true
+		if _, isBool := f.(*cli.BoolFlag); !isBool && slices.Contains(f.Names(), name) {
+			return true
 		}
 	}
-	return names
+	return false
 }
 
-// find is the command named name (or one of its aliases), or nil.
-func find(commands []*cli.Command, name string) *cli.Command {
+// Find is the command named name (or one of its aliases), or nil.
+func Find(commands []*cli.Command, name string) *cli.Command {
 	for _, c := range commands {
 		if c.HasName(name) {
 			return c

@@ -74,6 +74,8 @@ func newApp() *cli.App {
 			hookCommand(),
 			cdCommand(),
 			shellInitCommand(),
+			completionCommand(),
+			completeCommand(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {

@@ -1,0 +1,172 @@
+// Package completion completes git-apex's command line in bash, zsh and
+// fish: the shell scripts (embedded, printed by `git apex completion`)
+// ask the binary (`git-apex __complete -- <words>`) for candidates, which
+// come from the command-line definition and, for identities and
+// workflows, from the repository's state and policy.
+package completion
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/cmdline"
+	"github.com/git-apex/git-apex/exitcode"
+)
+
+//go:embed git-apex.bash git-apex.zsh git-apex.fish
+var scripts embed.FS
+
+// Shells are the shells Script knows.
+var Shells = []string{"bash", "zsh", "fish"}
+
+// Script is the completion script for a shell.
+func Script(shell string) (string, error) {
+	if !slices.Contains(Shells, shell) {
+		return "", exitcode.New(exitcode.Usage, "unknown shell %q: use one of %s", shell, strings.Join(Shells, ", "))
+	}
+	data, err := scripts.ReadFile("git-apex." + shell)
+	return string(data), err
+}
+
+// argument is what a command's positional argument is.
+type argument int
+
+const (
+	anything argument = iota // a new name, a file: nothing to offer
+	identity                 // an env's identity or a link's alias
+	workflow                 // a workflow's name
+	shell                    // a shell Script knows
+)
+
+// arguments are, per command, its positional arguments in order; a
+// command not named has none worth completing.
+var arguments = map[string][]argument{
+	"start": {workflow}, "path": {identity}, "remove": {identity}, "link": {anything, identity},
+	"unlink": {identity}, "close": {identity}, "finish": {identity}, "log": {identity},
+	"exec": {identity}, "shell": {identity}, "cd": {identity}, "open": {identity},
+	"completion": {shell}, "shell-init": {shell},
+}
+
+// flagValues are the values some flags take.
+var flagValues = map[string][]string{
+	"isolation": {"full", "worktree", "shared", "auto"},
+	"color":     {"auto", "always", "never"},
+	"sort":      {"identity", "created", "updated", "status", "mode"},
+	"status":    {"active", "preserved", "destroyed"},
+	"mode":      {"full", "worktree", "shared"},
+}
+
+// Source gives what only the repository knows. Each is asked at most
+// once, and only when the word being completed needs it.
+type Source interface {
+	Identities(ctx context.Context) []string
+	Workflows(ctx context.Context) []string
+}
+
+// Candidates are the completions of the last of words (the word being
+// typed, maybe ""), the others being the words after `git-apex` (or `git
+// apex`) before it. They are sorted and begin with the typed word.
+func Candidates(ctx context.Context, app *cli.App, words []string, src Source) []string {
+	if len(words) == 0 {
+		words = []string{""}
+	}
+	typed, before := words[len(words)-1], words[:len(words)-1]
+	flags := app.Flags
+	commands := visible(app.Commands)
+	var cmd *cli.Command
+	var args []string
+	for i := 0; i < len(before); i++ {
+		w := before[i]
+		switch {
+		case w == "--":
+			args = append(args, before[i+1:]...)
+			i = len(before)
+		case strings.HasPrefix(w, "-") && len(w) > 1:
+			if cmdline.TakesValue(flags, w) && !strings.Contains(w, "=") {
+				i++
+			}
+		case cmd == nil || len(cmd.Subcommands) > 0 && len(args) == 0 && cmdline.Find(commands, w) != nil:
+			next := cmdline.Find(commands, w)
+			if next == nil {
+				return nil // an unknown command
+			}
+			cmd, flags, commands = next, next.Flags, visible(next.Subcommands)
+		default:
+			args = append(args, w)
+		}
+	}
+	var out []string
+	switch {
+	case len(before) > 0 && cmdline.TakesValue(flags, before[len(before)-1]) && !slices.Contains(before, "--"):
+		out = flagValues[strings.TrimLeft(before[len(before)-1], "-")]
+	case strings.HasPrefix(typed, "-"):
+		for _, f := range flags {
+			if name := f.Names()[0]; len(name) > 1 {
+				out = append(out, "--"+name)
+			}
+		}
+		out = append(out, "--help")
+	case cmd == nil || len(commands) > 0 && len(args) == 0:
+		for _, c := range commands {
+			out = append(out, c.Name)
+		}
+	default:
+		kinds := arguments[cmd.Name]
+		if len(args) < len(kinds) {
+			out = values(ctx, kinds[len(args)], src)
+		}
+	}
+	return matching(out, typed)
+}
+
+func values(ctx context.Context, kind argument, src Source) []string {
+	switch kind {
+	case identity:
+		return src.Identities(ctx)
+	case workflow:
+		return src.Workflows(ctx)
+	case shell:
+		return Shells
+	}
+	return nil
+}
+
+// matching is the sorted candidates that begin with typed, each once.
+func matching(candidates []string, typed string) []string {
+	var out []string
+	for _, c := range candidates {
+		if strings.HasPrefix(c, typed) && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// visible is commands without the hidden ones and cli's help command.
+func visible(commands []*cli.Command) []*cli.Command {
+	var out []*cli.Command
+	for _, c := range commands {
+		if !c.Hidden && c.Name != "help" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Print writes candidates one per line.
+func Print(w io.Writer, candidates []string) error {
+	for _, c := range candidates {
+		if _, err := fmt.Fprintln(w, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
