@@ -1,11 +1,39 @@
 #!/bin/sh
-# Builds git-apex and installs it with its man page:
-#   $PREFIX/bin/git-apex and $PREFIX/share/man/man1/git-apex.1
-# PREFIX defaults to $HOME/.local. Safe to run again: it replaces both.
+# Builds git-apex and installs it with its man page and shell completion:
+#   $PREFIX/bin/git-apex
+#   $PREFIX/share/man/man1/git-apex.1
+#   $PREFIX/share/bash-completion/completions/git-apex   (bash, also for `git apex`)
+#   $PREFIX/share/zsh/site-functions/_git-apex           (zsh)
+#   $PREFIX/share/fish/vendor_conf.d/git-apex.fish       (fish)
+# PREFIX defaults to $HOME/.local. Safe to run again: it replaces them.
+# `./install.sh --uninstall` removes exactly these files.
 set -eu
 
 PREFIX=${PREFIX:-$HOME/.local}
 cd "$(dirname "$0")"
+
+bin=$PREFIX/bin/git-apex
+man=$PREFIX/share/man/man1/git-apex.1
+bash_completion=$PREFIX/share/bash-completion/completions/git-apex
+zsh_completion=$PREFIX/share/zsh/site-functions/_git-apex
+fish_completion=$PREFIX/share/fish/vendor_conf.d/git-apex.fish
+
+case "${1-}" in
+--uninstall)
+	for f in "$bin" "$man" "$bash_completion" "$zsh_completion" "$fish_completion"; do
+		if [ -e "$f" ]; then
+			rm -f "$f"
+			echo "removed $f" >&2
+		fi
+	done
+	exit 0
+	;;
+"") ;;
+*)
+	echo "install.sh: unknown argument $1: run ./install.sh to install, ./install.sh --uninstall to remove" >&2
+	exit 2
+	;;
+esac
 
 missing=""
 for tool in go gcc git; do
@@ -28,13 +56,22 @@ CGO_ENABLED=1 go build -tags urfave_cli_no_docs -ldflags "-X main.version=$versi
 CGO_ENABLED=1 go build -o "$build/git-apex-man" ./cmd/git-apex
 "$build/git-apex-man" man > "$build/git-apex.1"
 
-mkdir -p "$PREFIX/bin" "$PREFIX/share/man/man1"
-cp "$build/git-apex" "$PREFIX/bin/git-apex.new" && mv -f "$PREFIX/bin/git-apex.new" "$PREFIX/bin/git-apex"
-cp "$build/git-apex.1" "$PREFIX/share/man/man1/git-apex.1"
-echo "installed $PREFIX/bin/git-apex and $PREFIX/share/man/man1/git-apex.1" >&2
+for f in "$bin" "$man" "$bash_completion" "$zsh_completion" "$fish_completion"; do
+	mkdir -p "$(dirname "$f")"
+done
+cp "$build/git-apex" "$bin.new" && mv -f "$bin.new" "$bin"
+cp "$build/git-apex.1" "$man"
+"$build/git-apex" completion bash > "$bash_completion"
+"$build/git-apex" completion zsh > "$zsh_completion"
+"$build/git-apex" completion fish > "$fish_completion"
+echo "installed $bin, its man page and completion for bash, zsh and fish under $PREFIX/share" >&2
 
 case ":$PATH:" in
 *":$PREFIX/bin:"*) ;;
 *) echo "note: $PREFIX/bin is not on your PATH; add it so that \`git apex\` finds git-apex:" >&2
    echo "  export PATH=\"$PREFIX/bin:\$PATH\"" >&2 ;;
 esac
+if [ "$PREFIX" != "$HOME/.local" ] && [ "$PREFIX" != /usr ] && [ "$PREFIX" != /usr/local ]; then
+	echo "note: shells may not look under $PREFIX/share; see \`git apex completion -h\` to load completion by hand" >&2
+fi
+echo "note: zsh looks in \$fpath: add $PREFIX/share/zsh/site-functions to it before compinit if it is not there" >&2

@@ -42,6 +42,35 @@ func TestInstall(t *testing.T) {
 	if err != nil || !strings.Contains(out, "isolated place to work") {
 		t.Errorf("git apex --help: %v\n%s", err, out)
 	}
+	installed := []string{
+		"bin/git-apex", "share/man/man1/git-apex.1", "share/bash-completion/completions/git-apex",
+		"share/zsh/site-functions/_git-apex", "share/fish/vendor_conf.d/git-apex.fish",
+	}
+	for _, f := range installed {
+		if _, err := os.Stat(filepath.Join(prefix, f)); err != nil {
+			t.Errorf("install.sh did not install %s: %v", f, err)
+		}
+	}
+
+	// --uninstall removes all of it, and nothing else.
+	mine := filepath.Join(prefix, "share", "man", "man1", "other.1")
+	if err := os.WriteFile(mine, []byte("not git-apex's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("./install.sh", "--uninstall")
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), "PREFIX="+prefix)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install.sh --uninstall: %v\n%s", err, out)
+	}
+	for _, f := range installed {
+		if _, err := os.Stat(filepath.Join(prefix, f)); !os.IsNotExist(err) {
+			t.Errorf("install.sh --uninstall left %s (%v)", f, err)
+		}
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("install.sh --uninstall removed a file it had not installed: %v", err)
+	}
 }
 
 func runWithEnv(env []string, name string, args ...string) (string, error) {
