@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
@@ -56,6 +57,8 @@ type plan struct {
 	fallback    string // why the env gets a weaker mode than asked
 	path        string
 	branch      string
+	request     string            // the number of the pull request to check out (start pr 99), or ""
+	pull        *gitx.PullRequest // the request, once fetched
 }
 
 // target is what check found in git for a plan.
@@ -110,6 +113,9 @@ func (m *Manager) startLocked(ctx context.Context, p *plan) (*StartResult, error
 		return nil, err
 	}
 	defer lk.Unlock()
+	if err := m.fetchRequest(ctx, lk, p); err != nil {
+		return nil, err
+	}
 	worktrees, refs, err := inspect(ctx, lk, p.refNames())
 	if err != nil {
 		return nil, err
@@ -242,6 +248,9 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 			return nil, err
 		}
 	}
+	if slices.Contains(requestWorkflows, id.Workflow) && req.From == "" && isNumber(id.Name) {
+		p.request = id.Name
+	}
 	p.path = mainRoot
 	if p.mode != policy.Shared {
 		if p.path, err = pol.EnvPath(mainRoot, m.r.Git.CommonDir, id, p.branch); err != nil {
@@ -269,6 +278,46 @@ func (m *Manager) checkRoot(pol *policy.Policy, path string) error {
 		path, pol.Worktree.Root, pol.File, filepath.Dir(m.r.Git.MainRoot()))
 }
 
+// requestWorkflows are the workflows whose numbered names are pull or
+// merge requests: `start pr 99` checks out request 99.
+var requestWorkflows = []string{"pr", "review"}
+
+func isNumber(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// fetchRequest fetches the plan's pull request, when it names one, from
+// [requests].remote (else origin, else the only remote). A repository
+// with no remote has nothing to fetch: the env starts from its base, and
+// says so.
+func (m *Manager) fetchRequest(ctx context.Context, lk *gitx.Locked, p *plan) error {
+	if p.request == "" {
+		return nil
+	}
+	remote := p.policy.Requests.Remote
+	if remote == "" {
+		var err error
+		if remote, err = lk.DefaultRemote(ctx); err != nil || remote == "" {
+			if err == nil {
+				m.r.Notef("no remote to fetch request %s from: %s starts from its base", p.request, p.id)
+			}
+			return err
+		}
+	}
+	pr, err := lk.FetchPullRequest(ctx, remote, p.request, p.policy.Requests.Hosts())
+	if err != nil {
+		return err
+	}
+	p.pull = pr
+	meta := maps.Clone(p.req.Metadata)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	meta["request"] = remote + " " + pr.Ref
+	p.req.Metadata = meta
+	return nil
+}
+
 // refNames are the refs check needs: the branch, the candidate bases and
 // the remote's default branch.
 func (p *plan) refNames() []string {
@@ -276,7 +325,11 @@ func (p *plan) refNames() []string {
 	if p.branch != "" {
 		names = append(names, "refs/heads/"+p.branch)
 	}
-	for _, b := range []string{p.req.From, p.policy.Base(p.id.Workflow)} {
+	bases := []string{p.req.From, p.policy.Base(p.id.Workflow)}
+	if p.pull != nil && p.pull.Target != "" {
+		bases = append(bases, p.pull.Target, p.pull.Remote+"/"+p.pull.Target)
+	}
+	for _, b := range bases {
 		if b != "" {
 			names = append(names, "refs/heads/"+b, "refs/remotes/"+b)
 		}
@@ -342,6 +395,18 @@ func resolveBase(ctx context.Context, git *gitx.Repo, p *plan, worktrees []gitx.
 		}
 		if start, err = git.Commit(ctx, req.From); err != nil {
 			return "", "", err
+		}
+	}
+	if p.pull != nil {
+		// A pull request starts at its head, and its base is the branch
+		// it merges into when that is known here.
+		start = p.pull.Head
+		if t := p.pull.Target; t != "" {
+			for _, name := range []string{t, p.pull.Remote + "/" + t} {
+				if _, ok := branchRef(name); ok {
+					return name, start, nil
+				}
+			}
 		}
 	}
 	var tip string

@@ -54,6 +54,7 @@ type Policy struct {
 	Workflow  map[string]Workflow `toml:"workflow"`
 	Hooks     Hooks               `toml:"hooks"`
 	Pool      Pool                `toml:"pool"`
+	Requests  Requests            `toml:"requests"`
 
 	// File is where the policy was read from; "" for the built-in defaults.
 	File string `toml:"-"`
@@ -109,6 +110,21 @@ type Hooks struct {
 	PostRemove []string `toml:"post_remove"`
 }
 
+// Requests is the [requests] table: where `start pr N` and `start
+// review N` find pull and merge requests.
+type Requests struct {
+	Remote string `toml:"remote"` // "": origin, else the only remote
+	Host   string `toml:"host"`   // github, gitlab, or auto (try both)
+}
+
+// Hosts are the kinds of host to look for requests on, in order.
+func (r Requests) Hosts() []string {
+	if r.Host == "auto" {
+		return []string{"github", "gitlab"}
+	}
+	return []string{r.Host}
+}
+
 // Pool is the [pool] table.
 type Pool struct {
 	Size int `toml:"size"`
@@ -131,6 +147,7 @@ func Default() *Policy {
 			Submodules:           true,
 		},
 		Container: Container{Network: "bridge", User: "host", Shell: "/bin/sh"},
+		Requests:  Requests{Host: "auto"},
 	}
 }
 

@@ -90,4 +90,11 @@ post_remove = []
 [pool]
 # Warm worktrees kept ready; 0 means no pool.
 size = 0
+
+[requests]
+# Where "git apex start pr 99" (and review 99) finds the request: "github"
+# (refs/pull/99/head), "gitlab" (refs/merge-requests/99/head) or "auto".
+host = "auto"
+# The remote to fetch it from; unset: origin, else the only remote.
+# remote = "upstream"
 `

@@ -76,6 +76,9 @@ func (p *Policy) validate() *Error {
 	if c.User != "host" && !userSpec().MatchString(c.User) {
 		return bad("container.user", "invalid user %q: use \"host\", a user name or uid, with an optional \":group\"", c.User)
 	}
+	if h := p.Requests.Host; h != "auto" && h != "github" && h != "gitlab" {
+		return bad("requests.host", "unknown host %q: use \"github\", \"gitlab\" or \"auto\"", h)
+	}
 	if p.Pool.Size < 0 {
 		return bad("pool.size", "must be 0 (no pool) or more, not %d", p.Pool.Size)
 	}
