@@ -6,19 +6,19 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/git-apex/git-apex/envexec"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
-	"github.com/git-apex/git-apex/isolation"
 )
 
-// ExecRequest is a command to run in an env (isolation.ExecRequest).
-type ExecRequest = isolation.ExecRequest
+// ExecRequest is a command to run in an env (envexec.Request).
+type ExecRequest = envexec.Request
 
 // Exec runs a command in an env, in its container for a full env, and
 // returns its exit code.
 func (s *Service) Exec(ctx context.Context, r ExecRequest) (int, error) {
-	code, err := s.m.Exec(ctx, r)
+	code, err := envexec.Exec(ctx, s.r, r)
 	return code, identityError(err)
 }
 

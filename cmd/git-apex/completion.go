@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-apex/git-apex/completion"
+	"github.com/git-apex/git-apex/shell"
 )
 
 func completionCommand() *cli.Command {
@@ -23,7 +23,7 @@ func completionCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			script, err := completion.Script(args[0])
+			script, err := shell.Completion(args[0])
 			if err != nil {
 				return usageError(c, "%v", err)
 			}
@@ -45,8 +45,8 @@ func completeCommand() *cli.Command {
 			if len(words) > 0 && words[0] == "--" {
 				words = words[1:]
 			}
-			src := completion.RepoSource(".", repoOptions(c))
-			return completion.Print(c.App.Writer, completion.Candidates(c.Context, c.App, words, src))
+			src := shell.RepoSource(".", repoOptions(c))
+			return shell.Print(c.App.Writer, shell.Candidates(c.Context, c.App, words, src))
 		},
 	}
 }

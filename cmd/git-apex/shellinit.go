@@ -1,58 +1,13 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/shell"
 )
-
-// posixShellInit wraps git in bash and zsh: `git apex cd <identity>` and
-// `git apex start --cd ...` change the shell's directory; everything else
-// goes to git as it is.
-const posixShellInit = `# git-apex shell integration (bash, zsh): lets "git apex cd <identity>" and
-# "git apex start --cd ..." change this shell's directory. Enable it with
-#   eval "$(git apex shell-init bash)"    # or zsh, in ~/.bashrc or ~/.zshrc
-git() {
-  if [ "${1-}" = apex ] && [ "${2-}" = cd ]; then
-    shift 2
-    local __git_apex_dir
-    __git_apex_dir=$(command git apex path "$@") || return
-    builtin cd -- "$__git_apex_dir"
-    return
-  fi
-  if [ "${1-}" = apex ] && [ "${2-}" = start ]; then
-    local __git_apex_arg __git_apex_dir
-    for __git_apex_arg in "$@"; do
-      if [ "$__git_apex_arg" = --cd ]; then
-        __git_apex_dir=$(command git "$@") || return
-        builtin cd -- "$__git_apex_dir"
-        return
-      fi
-    done
-  fi
-  command git "$@"
-}
-`
-
-// fishShellInit is posixShellInit for fish.
-const fishShellInit = `# git-apex shell integration (fish): lets "git apex cd <identity>" and
-# "git apex start --cd ..." change this shell's directory. Enable it with
-#   git apex shell-init fish | source    # in ~/.config/fish/config.fish
-function git --wraps git
-    if test (count $argv) -ge 2; and test "$argv[1]" = apex
-        if test "$argv[2]" = cd
-            set -l dir (command git apex path $argv[3..-1]); or return
-            builtin cd -- $dir
-            return
-        else if test "$argv[2]" = start; and contains -- --cd $argv
-            set -l dir (command git $argv); or return
-            builtin cd -- $dir
-            return
-        end
-    end
-    command git $argv
-end
-`
 
 func shellInitCommand() *cli.Command {
 	return &cli.Command{
@@ -66,14 +21,11 @@ func shellInitCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			switch args[0] {
-			case "bash", "zsh":
-				_, err = c.App.Writer.Write([]byte(posixShellInit))
-			case "fish":
-				_, err = c.App.Writer.Write([]byte(fishShellInit))
-			default:
-				return usageError(c, "unknown shell %q: use bash, zsh or fish", args[0])
+			script, err := shell.Init(args[0])
+			if err != nil {
+				return usageError(c, "%v", err)
 			}
+			_, err = fmt.Fprint(c.App.Writer, script)
 			return err
 		},
 	}

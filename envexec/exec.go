@@ -1,4 +1,7 @@
-package isolation
+// Package envexec runs commands in environments: inside a full env's
+// container, with its commits exchanged before and after, or in the
+// worktree on the host.
+package envexec
 
 import (
 	"context"
@@ -14,13 +17,14 @@ import (
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
 )
 
-// ExecRequest is a command to run in an env.
-type ExecRequest struct {
+// Request is a command to run in an env.
+type Request struct {
 	Identity string
 	Cmd      []string // nil: an interactive shell
 	TTY      bool     // give it a terminal (the caller's must be in raw mode)
@@ -43,8 +47,8 @@ type ExecRequest struct {
 // the container's private git directory first, and the commits the
 // command made come back to the env's branch after it, even when it was
 // interrupted (see sandbox.Sandbox.BringBack).
-func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
-	env, _, err := m.r.Resolve(ctx, r.Identity)
+func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
+	env, _, err := rp.Resolve(ctx, r.Identity)
 	if err != nil {
 		return -1, err
 	}
@@ -61,15 +65,15 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 		}
 		return runLocal(ctx, env, cmd, r)
 	}
-	if err := heal.CheckGitfile(m.r, env); err != nil {
+	if err := heal.CheckGitfile(rp, env); err != nil {
 		return -1, err
 	}
-	rt, id, err := sandbox.Running(ctx, m.r, env)
+	rt, id, err := sandbox.Running(ctx, rp, env)
 	if err != nil {
 		return -1, err
 	}
 	if cmd == nil {
-		pol, err := m.r.Policy()
+		pol, err := rp.Policy()
 		if err != nil {
 			return -1, err
 		}
@@ -80,12 +84,12 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 	if r.TTY {
 		spec.Env = append(spec.Env, "TERM="+os.Getenv("TERM"))
 	}
-	if err := sandbox.OfEnv(m.r, env).SendOver(ctx, rt, id); err != nil {
-		m.r.Warnf("%s: %v", env.Identity, err)
+	if err := sandbox.OfEnv(rp, env).SendOver(ctx, rt, id); err != nil {
+		rp.Warnf("%s: %v", env.Identity, err)
 	}
 	code, err := rt.Exec(ctx, id, spec)
-	if _, berr := sandbox.BringBackEnv(context.WithoutCancel(ctx), m.r, nil, env); berr != nil {
-		m.r.Warnf("%s: %v; they stay in the container and come back at the next exec", env.Identity, berr)
+	if _, berr := sandbox.BringBackEnv(context.WithoutCancel(ctx), rp, nil, env); berr != nil {
+		rp.Warnf("%s: %v; they stay in the container and come back at the next exec", env.Identity, berr)
 	}
 	return code, err
 }
@@ -94,7 +98,7 @@ func (m *Manager) Exec(ctx context.Context, r ExecRequest) (int, error) {
 // foreground (it may be an interactive shell; an interrupt reaches it as
 // SIGINT) or, when r.Background, in a process group of its own. It is
 // killed if it lingers.
-func runLocal(ctx context.Context, env *state.Env, argv []string, r ExecRequest) (int, error) {
+func runLocal(ctx context.Context, env *state.Env, argv []string, r Request) (int, error) {
 	c := hostexec.Command{Argv: argv, Dir: env.Path, Env: append(setup.CommandEnv(env), r.Env...),
 		Stdin: r.Stdin, Stdout: r.Stdout, Stderr: r.Stderr, Foreground: !r.Background, Grace: r.Grace}
 	if !r.Background {

@@ -1,9 +1,11 @@
-// Package completion completes git-apex's command line in bash, zsh and
-// fish: the shell scripts (embedded, printed by `git apex completion`)
-// ask the binary (`git-apex __complete -- <words>`) for candidates, which
-// come from the command-line definition and, for identities and
-// workflows, from the repository's state and policy.
-package completion
+// Package shell holds git-apex's shell integration for bash, zsh and
+// fish: completion, whose scripts (embedded, printed by `git apex
+// completion`) ask the binary (`git-apex __complete -- <words>`) for
+// candidates, from the command-line definition and, for identities and
+// workflows, from the repository's state and policy; and the function
+// `git apex shell-init` prints, with which `git apex cd` changes the
+// shell's directory.
+package shell
 
 import (
 	"context"
@@ -20,18 +22,32 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 )
 
-//go:embed git-apex.bash git-apex.zsh git-apex.fish
+//go:embed git-apex.bash git-apex.zsh git-apex.fish init.sh init.fish
 var scripts embed.FS
 
-// Shells are the shells Script knows.
+// Shells are the shells this package knows.
 var Shells = []string{"bash", "zsh", "fish"}
 
-// Script is the completion script for a shell.
-func Script(shell string) (string, error) {
+// Completion is the completion script for a shell.
+func Completion(shell string) (string, error) {
+	return script(shell, "git-apex."+shell)
+}
+
+// Init is the function for a shell that lets `git apex cd <identity>`
+// and `git apex start --cd ...` change its directory; bash and zsh share
+// one.
+func Init(shell string) (string, error) {
+	if shell == "fish" {
+		return script(shell, "init.fish")
+	}
+	return script(shell, "init.sh")
+}
+
+func script(shell, file string) (string, error) {
 	if !slices.Contains(Shells, shell) {
 		return "", exitcode.New(exitcode.Usage, "unknown shell %q: use one of %s", shell, strings.Join(Shells, ", "))
 	}
-	data, err := scripts.ReadFile("git-apex." + shell)
+	data, err := scripts.ReadFile(file)
 	return string(data), err
 }
 
@@ -39,10 +55,10 @@ func Script(shell string) (string, error) {
 type argument int
 
 const (
-	anything argument = iota // a new name, a file: nothing to offer
-	identity                 // an env's identity or a link's alias
-	workflow                 // a workflow's name
-	shell                    // a shell Script knows
+	anything  argument = iota // a new name, a file: nothing to offer
+	identity                  // an env's identity or a link's alias
+	workflow                  // a workflow's name
+	shellName                 // a shell this package knows
 )
 
 // arguments are, per command, its positional arguments in order; a
@@ -51,7 +67,7 @@ var arguments = map[string][]argument{
 	"start": {workflow}, "path": {identity}, "remove": {identity}, "link": {anything, identity},
 	"unlink": {identity}, "close": {identity}, "finish": {identity}, "log": {identity},
 	"exec": {identity}, "shell": {identity}, "cd": {identity}, "open": {identity},
-	"completion": {shell}, "shell-init": {shell},
+	"completion": {shellName}, "shell-init": {shellName},
 }
 
 // flagValues are the values some flags take.
@@ -132,7 +148,7 @@ func values(ctx context.Context, kind argument, src Source) []string {
 		return src.Identities(ctx)
 	case workflow:
 		return src.Workflows(ctx)
-	case shell:
+	case shellName:
 		return Shells
 	}
 	return nil
