@@ -38,6 +38,9 @@ type Request struct {
 	// the terminal's foreground group and an interrupt reaches it as SIGINT.
 	Background bool
 	Grace      time.Duration
+	// Host runs the command on the host, in the worktree, even in a full
+	// env (an editor, which needs the host's display and files).
+	Host bool
 }
 
 // Exec runs a command in an env: inside its container for a full env
@@ -56,7 +59,7 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 		return -1, exitcode.New(exitcode.NotFound, "cannot run in %s: its worktree %s is gone; `git apex start %s` makes it again", env.Identity, env.Path, env.Identity)
 	}
 	cmd := r.Cmd
-	if env.Mode != string(policy.Full) {
+	if env.Mode != string(policy.Full) || r.Host {
 		if cmd == nil {
 			cmd = []string{os.Getenv("SHELL")}
 			if cmd[0] == "" {

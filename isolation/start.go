@@ -253,10 +253,13 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 	}
 	p.path = mainRoot
 	if p.mode != policy.Shared {
-		if p.path, err = pol.EnvPath(mainRoot, m.r.Git.CommonDir, id, p.branch); err != nil {
+		// The user's own apex.root needs no approval: it is not the
+		// policy's choice.
+		root := m.r.Personal(ctx).Root
+		if p.path, err = pol.EnvPath(root, mainRoot, m.r.Git.CommonDir, id, p.branch); err != nil {
 			return nil, err
 		}
-		if err := m.checkRoot(pol, p.path); err != nil {
+		if err := m.checkRoot(pol, p.path); root == "" && err != nil {
 			return nil, err
 		}
 	}

@@ -154,12 +154,12 @@ func TestBranchAndPath(t *testing.T) {
 	if b, err := p.Branch(Identity{"bugfix", "y.lock"}, "repo"); exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("Branch of y.lock = %q, %v", b, err)
 	}
-	path, err := p.EnvPath("/src/my repo", "/src/my repo/.git", id, "feature/x")
+	path, err := p.EnvPath("", "/src/my repo", "/src/my repo/.git", id, "feature/x")
 	if err != nil || path != "/src/my repo.worktrees/feature-x" {
 		t.Errorf("EnvPath = %q, %v", path, err)
 	}
 	p.Worktree.Root = ".git/envs"
-	if _, err := p.EnvPath("/src/r", "/src/r/.git", id, "x"); exitcode.Of(err) != exitcode.Policy {
+	if _, err := p.EnvPath("", "/src/r", "/src/r/.git", id, "x"); exitcode.Of(err) != exitcode.Policy {
 		t.Errorf("path inside .git accepted: %v", err)
 	}
 }
@@ -193,7 +193,7 @@ func BenchmarkResolve(b *testing.B) {
 		if _, err := p.Branch(id, "repo"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := p.EnvPath("/src/repo", "/src/repo/.git", id, "feature/my-branch"); err != nil {
+		if _, err := p.EnvPath("", "/src/repo", "/src/repo/.git", id, "feature/my-branch"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -52,10 +52,14 @@ func (p *Policy) Branch(id Identity, repo string) (string, error) {
 }
 
 // EnvPath returns where an identity's environment lives: the expanded
-// [worktree].root, relative to the main checkout, joined with the
-// identity. It refuses a path inside the repository's git directory.
-func (p *Policy) EnvPath(mainRoot, commonDir string, id Identity, branch string) (string, error) {
-	root := expand(p.Worktree.Root, templateValues(id, filepath.Base(mainRoot), branch))
+// root (the user's apex.root, or [worktree].root when that is ""),
+// relative to the main checkout, joined with the identity. It refuses a
+// path inside the repository's git directory.
+func (p *Policy) EnvPath(root, mainRoot, commonDir string, id Identity, branch string) (string, error) {
+	if root == "" {
+		root = p.Worktree.Root
+	}
+	root = expand(root, templateValues(id, filepath.Base(mainRoot), branch))
 	if !filepath.IsAbs(root) {
 		root = filepath.Join(mainRoot, root)
 	}

@@ -44,6 +44,8 @@ type Repo struct {
 	policy    *policy.Policy // loaded on first use
 	policyErr error
 
+	personal *Personal // the user's git config apex.*, read on first use
+
 	rt    container.Runtime // the container runtime, connected on first use
 	rtErr error             // why there is none
 }

@@ -63,6 +63,7 @@ func newApp() *cli.App {
 			logCommand(),
 			execCommand(),
 			shellCommand(),
+			openCommand(),
 			trustCommand(),
 			gcCommand(),
 			poolCommand(),

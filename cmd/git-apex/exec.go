@@ -23,7 +23,7 @@ func execCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runIn(c, args[0], args[1:])
+			return runIn(c, args[0], args[1:], false)
 		},
 	}
 }
@@ -39,33 +39,40 @@ func shellCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runIn(c, args[0], nil)
+			return runIn(c, args[0], nil, false)
 		},
 	}
 }
 
 // runIn runs argv (a shell when nil) in an env with this process's
-// standard streams, and passes its exit code on.
-func runIn(c *cli.Context, identity string, argv []string) error {
-	tty := isTerminal(os.Stdin) && isTerminal(os.Stdout)
-	if tty {
+// standard streams, and passes its exit code on; host runs it on the
+// host even in a full env.
+func runIn(c *cli.Context, identity string, argv []string, host bool) error {
+	return withService(c, func(s *service.Service) error {
+		return runWith(c, s, service.ExecRequest{Identity: identity, Cmd: argv, Host: host})
+	})
+}
+
+// runWith runs req with this process's standard streams, a terminal when
+// stdin and stdout are one, and passes the exit code on.
+func runWith(c *cli.Context, s *service.Service, req service.ExecRequest) error {
+	req.TTY = isTerminal(os.Stdin) && isTerminal(os.Stdout)
+	if req.TTY {
 		restore, err := makeRaw(int(os.Stdin.Fd()))
 		if err != nil {
 			return err
 		}
 		defer restore()
 	}
-	return withService(c, func(s *service.Service) error {
-		code, err := s.Exec(c.Context, service.ExecRequest{Identity: identity, Cmd: argv, TTY: tty,
-			Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
-		if err != nil {
-			return err
-		}
-		if code != 0 {
-			return exitcode.Status(code)
-		}
-		return nil
-	})
+	req.Stdin, req.Stdout, req.Stderr = os.Stdin, os.Stdout, os.Stderr
+	code, err := s.Exec(c.Context, req)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return exitcode.Status(code)
+	}
+	return nil
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

@@ -23,14 +23,16 @@ func startCommand() *cli.Command {
 			&cli.StringFlag{Name: "parent", Usage: "work in the environment of `IDENTITY`, as its sub-task"},
 			&cli.BoolFlag{Name: "json", Usage: "print the environment as JSON"},
 			&cli.BoolFlag{Name: "cd", Usage: "change the shell's directory to it (needs `git apex shell-init`)"},
+			&cli.StringFlag{Name: "exec", Usage: "then run `COMMAND` (sh -c) in it, in a full environment's container, and exit with its code"},
+			&cli.BoolFlag{Name: "host", Usage: "with --exec, run it on the host in the worktree even in a full environment"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := positional(c, 1, 2, "<workflow> <name> or <identity>")
 			if err != nil {
 				return err
 			}
-			if c.Bool("cd") && c.Bool("json") {
-				return usageError(c, "--cd and --json do not go together: --cd needs the path alone on stdout")
+			if c.Bool("cd") && c.Bool("json") || c.IsSet("exec") && (c.Bool("cd") || c.Bool("json")) {
+				return usageError(c, "--cd, --json and --exec do not go together: each wants stdout for itself")
 			}
 			req := service.StartRequest{Isolation: c.String("isolation"), From: c.String("from"), Branch: c.String("branch"),
 				Strict: c.Bool("strict"), Detach: c.Bool("detach"), Parent: c.String("parent")}
@@ -47,7 +49,11 @@ func startCommand() *cli.Command {
 				if res.Created() {
 					note(c, "created %s: %s", res.Env.Identity, describe(res.Env))
 				}
-				if c.Bool("json") {
+				switch {
+				case c.IsSet("exec"):
+					return runWith(c, s, service.ExecRequest{Identity: res.Env.Identity,
+						Cmd: []string{"sh", "-c", c.String("exec")}, Host: c.Bool("host")})
+				case c.Bool("json"):
 					return printJSON(c, res.Env)
 				}
 				return printLine(c, res.Env.Path)

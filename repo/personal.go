@@ -1,0 +1,39 @@
+package repo
+
+import (
+	"context"
+
+	"github.com/git-apex/git-apex/gitx"
+)
+
+// Personal is what a person chooses for themselves, apart from the
+// team's committed policy: git config keys apex.* at the user or the
+// repository level (`git config --global apex.editor "code -w"`).
+type Personal struct {
+	Editor string // apex.editor: what `git apex open` runs
+	Root   string // apex.root: where new envs go; wins over [worktree].root
+	Color  string // apex.color, else color.ui: auto, always or never
+}
+
+// Personal reads the personal settings, once (one git process).
+func (r *Repo) Personal(ctx context.Context) Personal {
+	if r.personal == nil {
+		values, err := gitx.ConfigValues(ctx, r.Git.MainRoot(), `^(apex\.|color\.ui$)`)
+		if err != nil {
+			r.Warnf("cannot read git config apex.*: %v", err)
+		}
+		p := readPersonal(values)
+		r.personal = &p
+	}
+	return *r.personal
+}
+
+// readPersonal is the personal settings in git config values, as
+// gitx.ConfigValues returns them.
+func readPersonal(values map[string]string) Personal {
+	p := Personal{Editor: values["apex.editor"], Root: values["apex.root"], Color: values["apex.color"]}
+	if p.Color == "" {
+		p.Color = values["color.ui"]
+	}
+	return p
+}
