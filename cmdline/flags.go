@@ -14,7 +14,9 @@ import (
 // so that cli, which stops at the first argument, parses
 // `git apex rm feature-x --force` as `git apex rm --force feature-x`.
 //
-// The flags before the command name stay where they are. A "--" ends the
+// The flags before the command name stay where they are, and a global
+// flag written after it (`list --color=always`) joins them, unless the
+// command has a flag of that name. A "--" ends the
 // flags: it and everything after it are kept as they are, after the
 // moved flags. A command named in commandArgs takes flags only before
 // that many arguments: the rest is a command line of its own (`exec ID
@@ -31,6 +33,8 @@ func FlagsFirst(app *cli.App, args []string, commandArgs map[string]int) []strin
 	flags := app.Flags
 	commands := app.Commands
 	var cmd *cli.Command
+	var global []string // global flags written after the command
+	named := 0          // where the command's name is in out
 	for len(rest) > 0 {
 		arg := rest[0]
 		if arg == "--" || !isFlag(arg) {
@@ -38,9 +42,17 @@ func FlagsFirst(app *cli.App, args []string, commandArgs map[string]int) []strin
 			if next == nil {
 				break
 			}
+			if cmd == nil {
+				named = len(out)
+			}
 			cmd, commands = next, next.Subcommands
 			flags = next.Flags
 			out, rest = append(out, arg), rest[1:]
+			continue
+		}
+		if cmd != nil && isGlobal(arg, app, flags) {
+			n := flagLen(arg, rest, app.Flags)
+			global, rest = append(global, rest[:n]...), rest[n:]
 			continue
 		}
 		n := flagLen(arg, rest, flags)
@@ -69,10 +81,33 @@ func FlagsFirst(app *cli.App, args []string, commandArgs map[string]int) []strin
 			// lacks its value, which cli then names.
 			return append(out, arg)
 		}
+		if isGlobal(arg, app, flags) {
+			n := flagLen(arg, rest, app.Flags)
+			global, rest = append(global, rest[:n]...), rest[n:]
+			continue
+		}
 		n := flagLen(arg, rest, flags)
 		out, rest = append(out, rest[:n]...), rest[n:]
 	}
+	out = append(out[:named:named], append(global, out[named:]...)...)
 	return append(append(out, positional...), rest...)
+}
+
+// isGlobal reports whether the flag word is a global flag (--color) that
+// the command, whose flags are own, does not take itself.
+func isGlobal(word string, app *cli.App, own []cli.Flag) bool {
+	return !isOneOf(word, append(own, cli.HelpFlag)) && isOneOf(word, app.Flags)
+}
+
+// isOneOf reports whether the flag word names one of flags.
+func isOneOf(word string, flags []cli.Flag) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(word, "-"), "=")
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // isFlag reports whether arg is a flag: "-x", "--xyz", not "-" alone

@@ -37,6 +37,8 @@ func TestFlagsFirst(t *testing.T) {
 		"pool warm x --size 3":    "pool warm --size 3 x",
 		"frobnicate --force x":    "frobnicate --force x",
 		"rm x --from":             "rm --from",
+		"rm x --policy p -f":      "--policy p rm -f x",
+		"pool warm --policy=p":    "--policy=p pool warm",
 	} {
 		args := append([]string{"git-apex"}, strings.Fields(in)...)
 		got := strings.Join(FlagsFirst(app, args, map[string]int{"exec": 1})[1:], " ")

@@ -184,8 +184,10 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 	return slots, n, err
 }
 
-// Drain removes the idle slots and returns how many.
-func (p *Pool) Drain(ctx context.Context) (int, error) {
+// Drain removes the idle slots and returns how many. With all, slots
+// still leased by a running process are then refused (exit 3, naming
+// them): their work is never deleted under them.
+func (p *Pool) Drain(ctx context.Context, all bool) (int, error) {
 	if _, err := p.Reclaim(ctx, nil); err != nil {
 		return 0, err
 	}
@@ -210,6 +212,9 @@ func (p *Pool) Drain(ctx context.Context) (int, error) {
 			return n, err
 		}
 		n++
+	}
+	if all {
+		return n, stillLeased(slots)
 	}
 	return n, nil
 }

@@ -337,3 +337,7 @@ func (s *Store) Close() error { return s.db.Close() }
 func (s *Store) Version(ctx context.Context) (int, error) {
 	return userVersion(ctx, s.db)
 }
+
+// Stamp is t as every JSON output of git-apex writes a time: in UTC, to
+// the millisecond (the state's own precision).
+func Stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/service"
@@ -39,7 +40,7 @@ func newApp() *cli.App {
 		Name:      "git-apex",
 		HelpName:  "git apex",
 		Usage:     "give every unit of work its own isolated place to work",
-		UsageText: "git apex [--policy FILE] <command> [flags] [arguments]",
+		UsageText: "git apex [--policy FILE] [--color WHEN] <command> [flags] [arguments]",
 		Description: "git-apex makes, tracks and cleans up environments for units of work: a git worktree on its own branch, " +
 			"a worktree inside a container, or a branch in the main checkout, as the repository's .apex.toml decides. " +
 			"Environments are recorded in apex/state.db inside the repository's common git directory.\n\n" +
@@ -49,6 +50,13 @@ func newApp() *cli.App {
 		Version: appVersion(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "policy", Usage: "read the policy from `FILE` instead of the main checkout's .apex.toml", EnvVars: []string{"GIT_APEX_POLICY"}},
+			&cli.StringFlag{Name: "color", Value: "auto", Usage: "colour output: `WHEN` is auto (on a terminal, unless NO_COLOR), always or never"},
+		},
+		Before: func(c *cli.Context) error {
+			if _, err := cmdline.UseColour(c.String("color"), "", os.Stdout); err != nil {
+				return usageError(c, "%v", err)
+			}
+			return nil
 		},
 		Commands: []*cli.Command{
 			initCommand(),

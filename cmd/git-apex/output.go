@@ -3,24 +3,18 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
-	"text/tabwriter"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
+	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/service"
 )
 
 // describe says in a few words what an env is.
 func describe(e service.Env) string {
-	return fmt.Sprintf("%s on %s from %s, at %s", e.Mode, branchOrDetached(e.Branch), e.Base, e.Path)
-}
-
-func branchOrDetached(branch string) string {
-	if branch == "" {
-		return "(detached)"
-	}
-	return branch
+	return fmt.Sprintf("%s on %s from %s, at %s", e.Mode, cmdline.BranchOrDetached(e.Branch), e.Base, e.Path)
 }
 
 // printTable prints rows of cells under a header, in aligned columns.
@@ -31,12 +25,20 @@ func printTable(c *cli.Context, empty string, header []string, rows [][]string) 
 		note(c, "%s", empty)
 		return nil
 	}
-	w := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, strings.Join(header, "\t"))
-	for _, row := range rows {
-		fmt.Fprintln(w, strings.Join(row, "\t"))
+	return (&cmdline.Table{Header: header, Rows: rows, Shrink: -1}).Write(c.App.Writer)
+}
+
+// colour says whether to colour stdout: --color, the user's apex.color
+// or color.ui, NO_COLOR and whether it is a terminal decide
+// (cmdline.UseColour). The flag's value was checked before the command
+// ran.
+func colour(c *cli.Context, r *repo.Repo) bool {
+	setting := ""
+	if c.String("color") == "auto" {
+		setting = r.Personal(c.Context).Color
 	}
-	return w.Flush()
+	on, _ := cmdline.UseColour(c.String("color"), setting, os.Stdout)
+	return on
 }
 
 // printJSON prints v as indented JSON.

@@ -6,21 +6,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
-	"github.com/git-apex/git-apex/state"
 	"github.com/git-apex/git-apex/words"
 )
-
-// slotJSON is a slot in `pool status --json`.
-type slotJSON struct {
-	Path       string     `json:"path"`
-	Commit     string     `json:"commit"`
-	HolderPID  int        `json:"holder_pid,omitempty"`
-	LeasedAt   *time.Time `json:"leased_at,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	LeaseState string     `json:"state"` // idle or leased
-}
 
 func poolCommand() *cli.Command {
 	noArgs := func(c *cli.Context) error {
@@ -82,22 +72,26 @@ func poolCommand() *cli.Command {
 						if reclaimed > 0 {
 							note(c, "reclaimed %s whose holder was gone", words.Count(reclaimed, "slot"))
 						}
-						return printSlots(c, slots)
+						report := pool.NewReport(slots)
+						if c.Bool("json") {
+							return printJSON(c, report)
+						}
+						note(c, "%d available, %d leased, %d in all", report.Available, report.Leased, report.Total)
+						return printSlots(c, report)
 					})
 				},
 			},
 			{
 				Name:  "drain",
-				Usage: "remove the idle slots",
+				Usage: "remove the idle slots; with --all, refuse while running processes hold others",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "empty the pool: exit 3 naming the slots running processes still hold"}},
 				Action: func(c *cli.Context) error {
 					if err := noArgs(c); err != nil {
 						return err
 					}
 					return withRepo(c, func(r *repo.Repo) error {
-						n, err := pool.New(r).Drain(c.Context)
-						if err == nil {
-							note(c, "removed %d idle slots", n)
-						}
+						n, err := pool.New(r).Drain(c.Context, c.Bool("all"))
+						note(c, "removed %s", words.Count(n, "idle slot"))
 						return err
 					})
 				},
@@ -106,26 +100,14 @@ func poolCommand() *cli.Command {
 	}
 }
 
-func printSlots(c *cli.Context, slots []*state.Slot) error {
-	if c.Bool("json") {
-		out := []slotJSON{}
-		for _, s := range slots {
-			v := slotJSON{Path: s.Path, Commit: s.PoolCommit, HolderPID: s.HolderPID, CreatedAt: s.CreatedAt.UTC(), LeaseState: "idle"}
-			if s.Leased() {
-				t := s.LeasedAt.UTC()
-				v.LeasedAt, v.LeaseState = &t, "leased"
-			}
-			out = append(out, v)
-		}
-		return printJSON(c, out)
-	}
+func printSlots(c *cli.Context, report *pool.Report) error {
 	var rows [][]string
-	for _, s := range slots {
+	for _, s := range report.Slots {
 		holder := "idle"
-		if s.Leased() {
-			holder = fmt.Sprintf("pid %d for %s", s.HolderPID, age(time.Since(s.LeasedAt)))
+		if s.LeasedAt != nil {
+			holder = fmt.Sprintf("pid %d for %s", s.HolderPID, cmdline.Age(time.Since(*s.LeasedAt)))
 		}
-		rows = append(rows, []string{s.Path, repo.Short(s.PoolCommit), holder, age(time.Since(s.CreatedAt))})
+		rows = append(rows, []string{s.Path, repo.Short(s.Commit), holder, cmdline.Age(time.Since(s.CreatedAt))})
 	}
 	return printTable(c, "", []string{"SLOT", "COMMIT", "HOLDER", "AGE"}, rows)
 }
