@@ -38,6 +38,12 @@ func TestInstall(t *testing.T) {
 	if err != nil || !strings.Contains(out, "git-apex") || !strings.Contains(out, "remove") {
 		t.Errorf("man -l %s: %v\n%s", page, err, out)
 	}
+	// The placeholders survive, and the synopsis is the usage line.
+	for _, want := range []string{"git apex link <alias> [<identity>]", "git apex [--policy FILE] [--color WHEN] <command>"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the man page lacks %q:\n%s", want, out)
+		}
+	}
 	out, err = runWithEnv(env, "git", "apex", "--help")
 	if err != nil || !strings.Contains(out, "isolated place to work") {
 		t.Errorf("git apex --help: %v\n%s", err, out)

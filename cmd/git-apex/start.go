@@ -22,7 +22,7 @@ func startCommand() *cli.Command {
 			&cli.BoolFlag{Name: "detach", Usage: "check out the start commit with no branch (for reviews)"},
 			&cli.StringFlag{Name: "parent", Usage: "work in the environment of `IDENTITY`, as its sub-task"},
 			&cli.BoolFlag{Name: "json", Usage: "print the environment as JSON"},
-			&cli.BoolFlag{Name: "cd", Usage: "change the shell's directory to it (needs `git apex shell-init`)"},
+			&cli.BoolFlag{Name: "cd", Usage: "change the shell's directory to it (needs the function git apex shell-init prints)"},
 			&cli.StringFlag{Name: "exec", Usage: "then run `COMMAND` (sh -c) in it, in a full environment's container, and exit with its code"},
 			&cli.BoolFlag{Name: "host", Usage: "with --exec, run it on the host in the worktree even in a full environment"},
 		},
