@@ -18,6 +18,7 @@ import (
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 	"github.com/git-apex/git-apex/words"
 )
@@ -27,6 +28,7 @@ type Options struct {
 	Parallelism int
 	Isolation   string // worktree, full, shared or auto (worktree when Parallelism > 1, else shared)
 	KeepFailed  bool
+	Strict      bool      // full isolation or nothing: no fallback to worktree
 	Results     io.Writer // one JSON line per finished task
 	Progress    io.Writer // progress and the summary
 	ProgressTTY bool      // Progress is a terminal: keep one progress line
@@ -79,6 +81,12 @@ func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Re
 			mode = "shared"
 		}
 	}
+	if mode == "full" {
+		var err error
+		if mode, err = fullOrFallback(ctx, home, opts.Strict); err != nil {
+			return nil, err
+		}
+	}
 	r := &runner{home: home, opts: opts, mode: mode, start: time.Now(), repos: map[string]*repo.Repo{}}
 	defer r.closeRepos()
 	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
@@ -123,6 +131,26 @@ feed:
 		return r.results, r.resultsW
 	}
 	return r.results, ctx.Err()
+}
+
+// fullOrFallback is the mode of a batch that asks for full isolation:
+// full when the runtime and the image are there; else, as start does,
+// worktree with a warning, or exit 6 when strict (the flag, or the
+// policy's [isolation].strict).
+func fullOrFallback(ctx context.Context, home *repo.Repo, strict bool) (string, error) {
+	pol, err := home.Policy()
+	if err != nil {
+		return "", err
+	}
+	reason := sandbox.Ready(ctx, home, pol)
+	switch {
+	case reason == "":
+		return "full", nil
+	case strict || pol.Isolation.Strict:
+		return "", exitcode.New(exitcode.Runtime, "cannot run the batch in full isolation: %s; strict mode forbids falling back", reason)
+	}
+	home.Warnf("the batch asked for full isolation but gets worktree: %s", reason)
+	return "worktree", nil
 }
 
 // checkShared refuses a shared batch when the main checkout has anything

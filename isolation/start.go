@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -262,8 +265,34 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 		if err := m.checkRoot(pol, p.path); root == "" && err != nil {
 			return nil, err
 		}
+		if reason := unwritable(filepath.Dir(p.path)); reason != "" && p.mode == policy.Worktree {
+			if p.strict {
+				return nil, exitcode.New(exitcode.Git, "cannot make a worktree for %s: %s; strict mode forbids falling back to shared", id, reason)
+			}
+			p.mode, p.path = policy.Shared, mainRoot
+			p.fallback = strings.TrimPrefix(p.fallback+"; then ", "; then ") + "no worktree can be made: " + reason
+		}
 	}
 	return p, nil
+}
+
+// unwritable says why no directory can be made in dir (its nearest
+// existing ancestor is no directory, or not writable), or "".
+func unwritable(dir string) string {
+	for {
+		info, err := os.Stat(dir)
+		switch {
+		case err == nil && !info.IsDir():
+			return dir + " is not a directory"
+		case err == nil && unix.Access(dir, unix.W_OK) != nil:
+			return dir + " is not writable"
+		case err == nil:
+			return ""
+		case filepath.Dir(dir) == dir:
+			return err.Error()
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 // checkRoot refuses (exit 3) a [worktree].root outside the main

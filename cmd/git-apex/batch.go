@@ -16,7 +16,7 @@ func batchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "batch",
 		Usage:     "run many tasks in parallel, each in its own isolated place",
-		UsageText: "git apex batch [--parallelism N] [--isolation worktree|full|shared|auto] [--results FILE] [--keep-failed] <tasks.toml>",
+		UsageText: "git apex batch [--parallelism N] [--isolation worktree|full|shared|auto] [--strict] [--results FILE] [--keep-failed] <tasks.toml>",
 		Description: "Reads [[task]] tables (id, repo, base, setup, files, run, timeout) and runs them N at a time, in warm " +
 			"pool slots (worktree) or one at a time in the main checkout (shared; auto picks shared when N is 1). One JSON " +
 			"line per task goes to --results (default stdout) as it finishes; each task's output goes to its own log. " +
@@ -27,6 +27,7 @@ func batchCommand() *cli.Command {
 			&cli.StringFlag{Name: "isolation", Value: "auto", Usage: "worktree, full, shared or auto"},
 			&cli.StringFlag{Name: "results", Usage: "write the JSON lines to `FILE` instead of stdout"},
 			&cli.BoolFlag{Name: "keep-failed", Usage: "keep a failed task's slot as a preserved environment"},
+			&cli.BoolFlag{Name: "strict", Usage: "with --isolation full, fail (exit 6) instead of falling back to worktree"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := positional(c, 1, 1, "<tasks.toml>")
@@ -51,7 +52,7 @@ func batchCommand() *cli.Command {
 			}
 			return withRepo(c, func(r *repo.Repo) error {
 				opts := batch.Options{
-					Parallelism: c.Int("parallelism"), Isolation: c.String("isolation"), KeepFailed: c.Bool("keep-failed"),
+					Parallelism: c.Int("parallelism"), Isolation: c.String("isolation"), KeepFailed: c.Bool("keep-failed"), Strict: c.Bool("strict"),
 					Results: results, Progress: c.App.ErrWriter, ProgressTTY: isTerminal(os.Stderr),
 					LogDir: filepath.Join(r.Git.ApexDir(), "batch", time.Now().Format("20060102-150405.000")),
 				}
