@@ -182,7 +182,7 @@ type place struct {
 // runTask runs one task; ok is false when it was interrupted before it
 // finished (no result is written for it).
 func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool) {
-	res := Result{ID: t.ID, StartedAt: time.Now().UTC(), Log: filepath.Join(r.opts.LogDir, t.ID+".log")}
+	res := Result{ID: t.ID, StartedAt: state.Stamp(time.Now()), Log: filepath.Join(r.opts.LogDir, t.ID+".log")}
 	r.track(+1)
 	defer r.track(-1)
 	log, err := os.Create(res.Log)
@@ -368,7 +368,7 @@ func (r *runner) fail(res Result, status string, err error) Result {
 }
 
 func (r *runner) stamp(res Result) Result {
-	res.FinishedAt = time.Now().UTC()
+	res.FinishedAt = state.Stamp(time.Now())
 	res.DurationMs = res.FinishedAt.Sub(res.StartedAt).Milliseconds()
 	return res
 }

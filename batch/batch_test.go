@@ -253,7 +253,7 @@ func TestKilledBatchLeasesAreReclaimed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(out), `"leased"`) {
+	if strings.Contains(string(out), `"status": "leased"`) {
 		t.Errorf("leases of the killed batch remain:\n%s", out)
 	}
 	m := open(t, dir)

@@ -75,7 +75,7 @@ func RebuildState(ctx context.Context, dir string, opts repo.Options) ([]Finding
 		case gitx.Within(wt.Path, root):
 			item := sweep.New(r).Adopt(ctx, wt, worktrees[0].Branch, sweep.GCOptions{Force: true})
 			if item.Action == "adopted" {
-				rebuilt = append(rebuilt, item.Target)
+				rebuilt = append(rebuilt, item.Identity)
 			} else {
 				out = append(out, Finding{Check: "worktree " + wt.Path, Status: "problem", Detail: "not rebuilt: " + item.Reason})
 			}

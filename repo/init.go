@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hooks"
 	"github.com/git-apex/git-apex/policy"
 )
 
@@ -30,4 +31,11 @@ func InitPolicy(ctx context.Context, dir string, force bool) (string, error) {
 	}
 	path := filepath.Join(git.MainRoot(), policy.FileName)
 	return path, policy.WriteTemplate(path, force)
+}
+
+// InitReport is what `git apex init --json` prints.
+type InitReport struct {
+	Path    string         `json:"path"`    // the policy file written
+	Runtime string         `json:"runtime"` // whether a container runtime answers
+	Hooks   []hooks.Status `json:"hooks"`   // the git hooks, after init
 }

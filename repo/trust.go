@@ -69,3 +69,11 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 	}
 	return host, false, store.Approve(r.Key(), host.Hash())
 }
+
+// TrustReport is what `git apex trust --json` prints.
+type TrustReport struct {
+	Repository string   `json:"repository"` // the main checkout
+	Approved   bool     `json:"approved"`   // the current settings are approved (or need no approval)
+	Revoked    bool     `json:"revoked"`    // an approval was withdrawn
+	Settings   []string `json:"settings"`   // what the approval covers
+}

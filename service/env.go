@@ -60,7 +60,7 @@ func envOf(e *state.Env) Env {
 	return Env{
 		Identity: e.Identity, Workflow: e.Workflow, Name: e.Name, Mode: e.Mode, ModeAsked: e.ModeAsked,
 		Path: e.Path, Branch: e.Branch, Base: e.Base, StartCommit: e.StartCommit, Status: string(e.Status),
-		Container: e.Container, Closed: e.IdentityClosed, Metadata: meta, CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
+		Container: e.Container, Closed: e.IdentityClosed, Metadata: meta, CreatedAt: state.Stamp(e.CreatedAt), UpdatedAt: state.Stamp(e.UpdatedAt),
 	}
 }
 

@@ -60,3 +60,9 @@ func (s *Service) Path(ctx context.Context, identity string) (string, error) {
 	path, err := s.m.Path(ctx, identity)
 	return path, identityError(err)
 }
+
+// Location is what `git apex path --json` prints.
+type Location struct {
+	Identity string `json:"identity"` // as asked: the env's identity or a link to it
+	Path     string `json:"path"`
+}

@@ -9,15 +9,15 @@ import (
 
 // Event is one line of the event log.
 type Event struct {
-	ID       int64     `json:"id"`
-	Time     time.Time `json:"time"`
-	Identity string    `json:"identity"`
-	Event    string    `json:"event"` // created, removed, fallback, ...
-	Detail   string    `json:"detail"`
+	ID        int64     `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	Identity  string    `json:"identity"`
+	Event     string    `json:"event"` // created, removed, fallback, ...
+	Detail    string    `json:"detail"`
 }
 
 func eventOf(ev state.Event) Event {
-	return Event{ID: ev.ID, Time: ev.At.UTC(), Identity: ev.Identity, Event: ev.Kind, Detail: ev.Detail}
+	return Event{ID: ev.ID, CreatedAt: state.Stamp(ev.At), Identity: ev.Identity, Event: ev.Kind, Detail: ev.Detail}
 }
 
 // Log returns the event log, oldest first: all of it, or an identity's

@@ -27,8 +27,13 @@ type GCOptions struct {
 // GCItem is one line of gc's report.
 type GCItem struct {
 	Action string `json:"action"` // removed, would remove, kept, pruned, would prune, adopted, found
-	Target string `json:"target"` // an identity, or a worktree path
-	Reason string `json:"reason"`
+	// What it is about: an env's identity, a worktree's path, or a
+	// container's name (and, for an adopted worktree, both identity and
+	// path).
+	Identity  string `json:"identity,omitempty"`
+	Path      string `json:"path,omitempty"`
+	Container string `json:"container,omitempty"`
+	Reason    string `json:"reason"`
 }
 
 // GC removes merged and inactive envs and, with Orphans, reports and
@@ -62,7 +67,7 @@ func (sw *Sweeper) GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 }
 
 func sweepReport(it Item, dryRun bool) GCItem {
-	item := GCItem{Target: it.Env.Identity, Action: "kept", Reason: it.Kept}
+	item := GCItem{Identity: it.Env.Identity, Action: "kept", Reason: it.Kept}
 	if it.Removed {
 		item.Action, item.Reason = "removed", it.Why
 		if dryRun {
@@ -108,17 +113,17 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 	for _, wt := range worktrees[1:] {
 		switch {
 		case wt.Prunable && wt.Locked:
-			items = append(items, GCItem{Action: "kept", Target: wt.Path, Reason: "directory gone, but locked: " + isolation.LockReason(wt)})
+			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "directory gone, but locked: " + isolation.LockReason(wt)})
 		case wt.Prunable:
 			prunable = true
 			action := "pruned"
 			if opts.DryRun {
 				action = "would prune"
 			}
-			items = append(items, GCItem{Action: action, Target: wt.Path, Reason: "git's registration of a deleted worktree"})
+			items = append(items, GCItem{Action: action, Path: wt.Path, Reason: "git's registration of a deleted worktree"})
 		case known[gitx.RealPath(wt.Path)] || !gitx.Within(wt.Path, root):
 		case wt.Locked:
-			items = append(items, GCItem{Action: "kept", Target: wt.Path, Reason: "unknown worktree, locked: " + isolation.LockReason(wt)})
+			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "unknown worktree, locked: " + isolation.LockReason(wt)})
 		default:
 			items = append(items, sw.Adopt(ctx, wt, worktrees[0].Branch, opts))
 		}
@@ -140,7 +145,7 @@ func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts
 	}
 	found, err := rt.List(ctx, map[string]string{sandbox.LabelRepo: sw.r.Key()})
 	if err != nil {
-		return []GCItem{{Action: "kept", Target: "containers", Reason: "cannot list them: " + err.Error()}}
+		return []GCItem{{Action: "kept", Container: "*", Reason: "cannot list the containers: " + err.Error()}}
 	}
 	owned := map[string]bool{}
 	for _, e := range envs {
@@ -153,7 +158,7 @@ func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts
 		if owned[c.ID] {
 			continue
 		}
-		item := GCItem{Action: "found", Target: "container " + c.Name,
+		item := GCItem{Action: "found", Container: c.Name,
 			Reason: "labelled for " + c.Labels[sandbox.LabelEnv] + ", which no environment owns; `git apex gc --orphans --force` removes it"}
 		if opts.Force && !opts.DryRun {
 			if err := rt.Remove(ctx, c.ID); err != nil {
@@ -167,10 +172,22 @@ func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts
 	return items
 }
 
+// What names what an item is about, for a table: the identity, else the
+// path, else the container.
+func (it GCItem) What() string {
+	switch {
+	case it.Identity != "":
+		return it.Identity
+	case it.Path != "":
+		return it.Path
+	}
+	return "container " + it.Container
+}
+
 // Adopt reports, or with Force adopts, a worktree under the env
 // root that no env records.
 func (sw *Sweeper) Adopt(ctx context.Context, wt gitx.Worktree, base string, opts GCOptions) GCItem {
-	item := GCItem{Action: "found", Target: wt.Path, Reason: "a worktree git-apex does not know; `git apex gc --orphans --force` adopts it"}
+	item := GCItem{Action: "found", Path: wt.Path, Reason: "a worktree git-apex does not know; `git apex gc --orphans --force` adopts it"}
 	id, err := policy.ParseIdentity(filepath.Base(wt.Path))
 	if err != nil {
 		item.Reason = "a worktree git-apex does not know, whose name is no identity: adopt it with `git apex start --branch <its branch> <identity>`"
@@ -189,6 +206,6 @@ func (sw *Sweeper) Adopt(ctx context.Context, wt gitx.Worktree, base string, opt
 		item.Reason = "cannot adopt it: " + err.Error()
 		return item
 	}
-	item.Action, item.Target, item.Reason = "adopted", id.String(), "worktree at "+wt.Path
+	item.Action, item.Identity, item.Reason = "adopted", id.String(), "a worktree git-apex did not know, now recorded"
 	return item
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/service"
 )
 
@@ -13,7 +14,8 @@ func closeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "close",
 		Usage:     "end a work item: drop its identity, and remove its environment once nothing uses it",
-		UsageText: "git apex close <identity>",
+		UsageText: "git apex close [--json] <identity>",
+		Flags:     []cli.Flag{jsonFlag},
 		Description: "An environment that no identity uses any more is removed when that is safe; " +
 			"one with uncommitted work is kept as preserved, with the reason.",
 		Action: func(c *cli.Context) error {
@@ -29,7 +31,7 @@ func closeCommand() *cli.Command {
 				}
 				if len(end.StillUsedBy) > 0 {
 					note(c, "closed %s; its environment stays, used by %s", args[0], strings.Join(end.StillUsedBy, ", "))
-					return nil
+					return printEnding(c, end)
 				}
 				return reportEnding(c, "closed "+args[0], end)
 			})
@@ -41,12 +43,13 @@ func finishCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "finish",
 		Usage:     "end an environment's lifecycle: clean up on success, keep it on failure",
-		UsageText: "git apex finish [--failed] <identity>",
+		UsageText: "git apex finish [--failed] [--json] <identity>",
 		Description: "On success the environment is removed when [worktree].cleanup_on_complete (default true). " +
 			"With --failed it is kept as preserved, and its path printed, when [worktree].preserve_on_failure (default true). " +
 			"A cleanup that is refused or fails only warns: finish still succeeds.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "failed", Usage: "the work failed: keep the environment for inspection"},
+			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			args, err := positional(c, 1, 1, "<identity>")
@@ -66,17 +69,21 @@ func finishCommand() *cli.Command {
 }
 
 // reportEnding says what close or finish did; a kept env's path goes to
-// stdout, for inspection.
+// stdout, for inspection (with --json, the ending).
 func reportEnding(c *cli.Context, what string, end *service.Ending) error {
-	switch end.Outcome {
-	case service.Removed:
-		note(c, "%s", what)
-		reportRemoval(c, end.Removal)
-	case service.Preserved:
-		note(c, "%s; kept its environment as preserved (%s)", what, end.Reason)
+	for _, line := range cmdline.EndingNotes(what, end) {
+		note(c, "%s", line)
+	}
+	if end.Outcome == service.Preserved && !c.Bool("json") {
 		return printLine(c, end.Env.Path)
-	default:
-		note(c, "%s; kept its environment", what)
+	}
+	return printEnding(c, end)
+}
+
+// printEnding prints the ending as JSON under --json.
+func printEnding(c *cli.Context, end *service.Ending) error {
+	if c.Bool("json") {
+		return printJSON(c, end)
 	}
 	return nil
 }

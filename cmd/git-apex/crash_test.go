@@ -121,8 +121,9 @@ func crashLeftovers(dir string, run func(...string) string, op string) []string 
 	var problems []string
 	var envs []struct{ Path, Branch string }
 	json.Unmarshal([]byte(run("git-apex", "list", "--json")), &envs)
-	var slots []struct{ Path string }
-	json.Unmarshal([]byte(run("git-apex", "pool", "status", "--json")), &slots)
+	var report struct{ Slots []struct{ Path string } }
+	json.Unmarshal([]byte(run("git-apex", "pool", "status", "--json")), &report)
+	slots := report.Slots
 	known := map[string]bool{dir: true}
 	branches := map[string]bool{"main": true}
 	if op == "gc" {

@@ -5,11 +5,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/doctor"
-	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
-	"github.com/git-apex/git-apex/words"
 )
 
 func doctorCommand() *cli.Command {
@@ -56,28 +55,18 @@ func doctorCommand() *cli.Command {
 // printFindings prints doctor's report and fails (exit 3) while problems
 // remain.
 func printFindings(c *cli.Context, findings []doctor.Finding) error {
-	count := map[string]int{}
-	for _, f := range findings {
-		count[f.Status]++
-	}
+	var err error
 	if c.Bool("json") {
-		if err := printJSON(c, findings); err != nil {
-			return err
-		}
+		err = printJSON(c, findings)
 	} else {
-		var rows [][]string
-		for _, f := range findings {
-			rows = append(rows, []string{f.Status, f.Check, f.Detail})
-		}
-		if err := printTable(c, "", []string{"STATUS", "CHECK", "DETAIL"}, rows); err != nil {
-			return err
-		}
+		err = printTable(c, "", []string{"STATUS", "CHECK", "DETAIL"}, cmdline.FindingRows(findings))
 	}
-	if count["problem"] > 0 {
-		return exitcode.New(exitcode.Refused, "%s left", words.Count(count["problem"], "problem"))
+	if err != nil {
+		return err
 	}
-	if count["suggestion"] > 0 {
-		note(c, "no problems; %s", words.Count(count["suggestion"], "suggestion"))
+	msg, err := cmdline.Verdict(findings)
+	if msg != "" {
+		note(c, "%s", msg)
 	}
-	return nil
+	return err
 }

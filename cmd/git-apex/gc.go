@@ -55,7 +55,7 @@ func gcCommand() *cli.Command {
 				}
 				var rows [][]string
 				for _, it := range items {
-					rows = append(rows, []string{it.Action, it.Target, it.Reason})
+					rows = append(rows, []string{it.Action, it.What(), it.Reason})
 				}
 				return printTable(c, "nothing to do", []string{"ACTION", "TARGET", "REASON"}, rows)
 			})

@@ -18,6 +18,9 @@ func hooksCommand() *cli.Command {
 				return err
 			}
 			list, err := do(dir)
+			if err == nil && c.Bool("json") {
+				return printJSON(c, list)
+			}
 			for _, st := range list {
 				note(c, "%s", st.Describe())
 			}
@@ -27,13 +30,13 @@ func hooksCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "hooks",
 		Usage:     "manage the git hooks that remove merged environments",
-		UsageText: "git apex hooks install|uninstall|status",
+		UsageText: "git apex hooks install|uninstall|status [--json]",
 		Description: "post-merge and post-rewrite hooks, in the directory git runs hooks from (core.hooksPath included). " +
 			"A hook already there keeps working: it is kept beside git-apex's and run first, and put back by uninstall.",
 		Subcommands: []*cli.Command{
-			{Name: "install", Usage: "install the hooks (again: rewrites them)", Action: action(hooks.Install)},
-			{Name: "uninstall", Usage: "remove git-apex's hooks and restore the ones they chained", Action: action(hooks.Uninstall)},
-			{Name: "status", Usage: "say which hooks are installed where", Action: action(func(dir string) ([]hooks.Status, error) {
+			{Name: "install", Usage: "install the hooks (again: rewrites them)", Flags: []cli.Flag{jsonFlag}, Action: action(hooks.Install)},
+			{Name: "uninstall", Usage: "remove git-apex's hooks and restore the ones they chained", Flags: []cli.Flag{jsonFlag}, Action: action(hooks.Uninstall)},
+			{Name: "status", Usage: "say which hooks are installed where", Flags: []cli.Flag{jsonFlag}, Action: action(func(dir string) ([]hooks.Status, error) {
 				return hooks.Inspect(dir), nil
 			})},
 		},

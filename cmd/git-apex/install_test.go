@@ -39,7 +39,7 @@ func TestInstall(t *testing.T) {
 		t.Errorf("man -l %s: %v\n%s", page, err, out)
 	}
 	// The placeholders survive, and the synopsis is the usage line.
-	for _, want := range []string{"git apex link <alias> [<identity>]", "git apex [--policy FILE] [--color WHEN] <command>"} {
+	for _, want := range []string{"git apex link [--json] <alias> [<identity>]", "git apex [--policy FILE] [--color WHEN] <command>"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the man page lacks %q:\n%s", want, out)
 		}

@@ -12,7 +12,8 @@ func linkCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "link",
 		Usage:     "make another identity resolve to an existing environment",
-		UsageText: "git apex link <alias> [<identity>]",
+		UsageText: "git apex link [--json] <alias> [<identity>]",
+		Flags:     []cli.Flag{jsonFlag},
 		Description: "Without <identity>, links to the environment whose worktree holds the current directory. " +
 			"Every command that takes an identity accepts the alias.",
 		Action: func(c *cli.Context) error {
@@ -31,7 +32,7 @@ func linkCommand() *cli.Command {
 					return err
 				}
 				note(c, "%s now resolves to %s (%s)", args[0], env.Identity, env.Path)
-				return nil
+				return printEnv(c, env)
 			})
 		},
 	}
@@ -41,7 +42,8 @@ func unlinkCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "unlink",
 		Usage:     "drop a link",
-		UsageText: "git apex unlink <alias>",
+		UsageText: "git apex unlink [--json] <alias>",
+		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			args, err := positional(c, 1, 1, "<alias>")
 			if err != nil {
@@ -53,8 +55,16 @@ func unlinkCommand() *cli.Command {
 					return err
 				}
 				note(c, "%s no longer resolves to %s", args[0], env.Identity)
-				return nil
+				return printEnv(c, env)
 			})
 		},
 	}
+}
+
+// printEnv prints the env link or unlink resolved to, under --json.
+func printEnv(c *cli.Context, env *service.Env) error {
+	if c.Bool("json") {
+		return printJSON(c, env)
+	}
+	return nil
 }

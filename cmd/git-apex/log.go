@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/service"
 )
@@ -51,16 +52,12 @@ func logCommand() *cli.Command {
 				}
 				var rows [][]string
 				for _, ev := range events {
-					rows = append(rows, eventRow(ev))
+					rows = append(rows, cmdline.EventRow(ev))
 				}
 				return printTable(c, "", []string{"TIME", "IDENTITY", "EVENT", "DETAIL"}, rows)
 			})
 		},
 	}
-}
-
-func eventRow(ev service.Event) []string {
-	return []string{ev.Time.Local().Format("2006-01-02 15:04:05"), ev.Identity, ev.Event, ev.Detail}
 }
 
 // followLog prints new events until interrupted, which ends it with
@@ -79,6 +76,6 @@ func followLog(c *cli.Context, s *service.Service, identity string) error {
 		if c.Bool("json") {
 			return enc.Encode(ev)
 		}
-		return printLine(c, strings.Join(eventRow(ev), "  "))
+		return printLine(c, strings.Join(cmdline.EventRow(ev), "  "))
 	})
 }

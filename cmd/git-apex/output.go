@@ -9,13 +9,7 @@ import (
 
 	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/repo"
-	"github.com/git-apex/git-apex/service"
 )
-
-// describe says in a few words what an env is.
-func describe(e service.Env) string {
-	return fmt.Sprintf("%s on %s from %s, at %s", e.Mode, cmdline.BranchOrDetached(e.Branch), e.Base, e.Path)
-}
 
 // printTable prints rows of cells under a header, in aligned columns.
 // When there are no rows and empty is not "", it prints only empty, as a
@@ -40,6 +34,10 @@ func colour(c *cli.Context, r *repo.Repo) bool {
 	on, _ := cmdline.UseColour(c.String("color"), setting, os.Stdout)
 	return on
 }
+
+// jsonFlag is every command's --json: its result in the one JSON
+// vocabulary (docs/schema) on stdout, instead of the human words.
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print the result as JSON (its schema is in docs/schema)"}
 
 // printJSON prints v as indented JSON.
 func printJSON(c *cli.Context, v any) error {

@@ -10,7 +10,8 @@ func pathCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "path",
 		Usage:     "print the path of an environment",
-		UsageText: "git apex path <identity>",
+		UsageText: "git apex path [--json] <identity>",
+		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			args, err := positional(c, 1, 1, "<identity>")
 			if err != nil {
@@ -20,6 +21,9 @@ func pathCommand() *cli.Command {
 				path, err := s.Path(c.Context, args[0])
 				if err != nil {
 					return err
+				}
+				if c.Bool("json") {
+					return printJSON(c, service.Location{Identity: args[0], Path: path})
 				}
 				return printLine(c, path)
 			})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -77,7 +76,7 @@ func poolCommand() *cli.Command {
 							return printJSON(c, report)
 						}
 						note(c, "%d available, %d leased, %d in all", report.Available, report.Leased, report.Total)
-						return printSlots(c, report)
+						return printTable(c, "", []string{"SLOT", "COMMIT", "HOLDER", "AGE"}, cmdline.SlotRows(report, time.Now()))
 					})
 				},
 			},
@@ -98,16 +97,4 @@ func poolCommand() *cli.Command {
 			},
 		},
 	}
-}
-
-func printSlots(c *cli.Context, report *pool.Report) error {
-	var rows [][]string
-	for _, s := range report.Slots {
-		holder := "idle"
-		if s.LeasedAt != nil {
-			holder = fmt.Sprintf("pid %d for %s", s.HolderPID, cmdline.Age(time.Since(*s.LeasedAt)))
-		}
-		rows = append(rows, []string{s.Path, repo.Short(s.Commit), holder, cmdline.Age(time.Since(s.CreatedAt))})
-	}
-	return printTable(c, "", []string{"SLOT", "COMMIT", "HOLDER", "AGE"}, rows)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/service"
 )
 
@@ -13,7 +14,7 @@ func removeCommand() *cli.Command {
 		Name:      "remove",
 		Aliases:   []string{"rm"},
 		Usage:     "remove an environment's worktree and mark it destroyed",
-		UsageText: "git apex remove [--force] [--delete-branch] <identity>",
+		UsageText: "git apex remove [--force] [--delete-branch] [--json] <identity>",
 		Description: "Refuses (exit 3, changing nothing) when the worktree has modified, staged or untracked files, " +
 			"a detached HEAD with commits no branch or remote holds, or holds your current directory; --force removes anyway. " +
 			"The branch is kept unless --delete-branch, which refuses when the branch has commits found in no other branch " +
@@ -21,6 +22,7 @@ func removeCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "discard uncommitted work and commits held nowhere else"},
 			&cli.BoolFlag{Name: "delete-branch", Usage: "delete the environment's branch too"},
+			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			args, err := positional(c, 1, 1, "<identity>")
@@ -34,28 +36,14 @@ func removeCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				reportRemoval(c, res)
+				for _, line := range cmdline.RemovalNotes(res) {
+					note(c, "%s", line)
+				}
+				if c.Bool("json") {
+					return printJSON(c, res)
+				}
 				return nil
 			})
 		},
-	}
-}
-
-// reportRemoval says on stderr what a removal did.
-func reportRemoval(c *cli.Context, res *service.Removal) {
-	e := res.Env
-	switch {
-	case res.AlreadyGone:
-		note(c, "%s was already gone", e.Identity)
-	case e.Mode == "shared":
-		note(c, "removed %s (shared: the main checkout was left as it is)", e.Identity)
-	default:
-		note(c, "removed %s: %s", e.Identity, e.Path)
-	}
-	switch {
-	case res.BranchDeleted:
-		note(c, "deleted branch %s", e.Branch)
-	case e.Branch != "":
-		note(c, "kept branch %s (`git apex remove --delete-branch` deletes it too)", e.Branch)
 	}
 }

@@ -64,6 +64,7 @@ func TestScripts(t *testing.T) {
 			"sql":       cmdSQL,
 			"sqlfile":   cmdSQLFile,
 			"releasedb": cmdReleaseDB,
+			"schema":    cmdSchema,
 		},
 	})
 }

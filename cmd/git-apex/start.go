@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/service"
 )
 
@@ -47,7 +48,7 @@ func startCommand() *cli.Command {
 					return err
 				}
 				if res.Created() {
-					note(c, "created %s: %s", res.Env.Identity, describe(res.Env))
+					note(c, "created %s: %s", res.Env.Identity, cmdline.Describe(res.Env))
 				}
 				switch {
 				case c.IsSet("exec"):

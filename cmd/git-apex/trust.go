@@ -12,12 +12,13 @@ func trustCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "trust",
 		Usage:     "approve what the policy runs on or exposes from the host",
-		UsageText: "git apex trust [--revoke]",
+		UsageText: "git apex trust [--revoke] [--json]",
 		Description: "Setup commands, lifecycle hooks, container volumes and copy globs that leave the checkout are " +
 			"not used until this command approves them. Running it is the approval: it asks nothing. The approval " +
 			"covers exactly the current settings, for this repository where it is; any change needs it again.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "revoke", Usage: "withdraw the approval"},
+			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
@@ -25,6 +26,10 @@ func trustCommand() *cli.Command {
 			}
 			return withRepo(c, func(r *repo.Repo) error {
 				host, had, err := r.Trust(c.Bool("revoke"))
+				if err == nil && c.Bool("json") {
+					return printJSON(c, repo.TrustReport{Repository: r.Git.MainRoot(), Approved: !c.Bool("revoke"),
+						Revoked: c.Bool("revoke") && had, Settings: append([]string{}, host.Lines()...)})
+				}
 				switch {
 				case err != nil:
 					return err

@@ -1,0 +1,96 @@
+package cmdline
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/git-apex/git-apex/doctor"
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/pool"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/service"
+	"github.com/git-apex/git-apex/words"
+)
+
+// What the commands say to a person, apart from their JSON: notes for
+// stderr and rows for tables.
+
+// Describe says in a few words what an env is.
+func Describe(e service.Env) string {
+	return fmt.Sprintf("%s on %s from %s, at %s", e.Mode, BranchOrDetached(e.Branch), e.Base, e.Path)
+}
+
+// RemovalNotes say what a removal did.
+func RemovalNotes(res *service.Removal) []string {
+	e := res.Env
+	var notes []string
+	switch {
+	case res.AlreadyGone:
+		notes = append(notes, e.Identity+" was already gone")
+	case e.Mode == "shared":
+		notes = append(notes, "removed "+e.Identity+" (shared: the main checkout was left as it is)")
+	default:
+		notes = append(notes, "removed "+e.Identity+": "+e.Path)
+	}
+	switch {
+	case res.BranchDeleted:
+		notes = append(notes, "deleted branch "+e.Branch)
+	case e.Branch != "":
+		notes = append(notes, "kept branch "+e.Branch+" (`git apex remove --delete-branch` deletes it too)")
+	}
+	return notes
+}
+
+// EndingNotes say what close or finish (what) did.
+func EndingNotes(what string, end *service.Ending) []string {
+	switch end.Outcome {
+	case service.Removed:
+		return append([]string{what}, RemovalNotes(end.Removal)...)
+	case service.Preserved:
+		return []string{what + "; kept its environment as preserved (" + end.Reason + ")"}
+	}
+	return []string{what + "; kept its environment"}
+}
+
+// EventRow is an event as a row of `git apex log`.
+func EventRow(ev service.Event) []string {
+	return []string{ev.CreatedAt.Local().Format("2006-01-02 15:04:05"), ev.Identity, ev.Event, ev.Detail}
+}
+
+// SlotRows are the rows of `git apex pool status`.
+func SlotRows(report *pool.Report, now time.Time) [][]string {
+	var rows [][]string
+	for _, s := range report.Slots {
+		holder := "idle"
+		if s.LeasedAt != nil {
+			holder = fmt.Sprintf("pid %d for %s", s.HolderPID, Age(now.Sub(*s.LeasedAt)))
+		}
+		rows = append(rows, []string{s.Path, repo.Short(s.Commit), holder, Age(now.Sub(s.CreatedAt))})
+	}
+	return rows
+}
+
+// FindingRows are the rows of `git apex doctor`.
+func FindingRows(findings []doctor.Finding) [][]string {
+	var rows [][]string
+	for _, f := range findings {
+		rows = append(rows, []string{f.Status, f.Check, f.Detail})
+	}
+	return rows
+}
+
+// Verdict is doctor's end: exit 3 while a problem is left; else, when
+// there are suggestions, a note saying so.
+func Verdict(findings []doctor.Finding) (note string, err error) {
+	count := map[string]int{}
+	for _, f := range findings {
+		count[f.Status]++
+	}
+	if count["problem"] > 0 {
+		return "", exitcode.New(exitcode.Refused, "%s left", words.Count(count["problem"], "problem"))
+	}
+	if count["suggestion"] > 0 {
+		return "no problems; " + words.Count(count["suggestion"], "suggestion"), nil
+	}
+	return "", nil
+}
