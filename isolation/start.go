@@ -17,6 +17,7 @@ import (
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/ports"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/setup"
@@ -481,11 +482,18 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 		ModeAsked: string(p.asked), Mode: string(p.mode), Path: t.path, Branch: p.branch,
 		Base: t.base, StartCommit: t.start, Status: state.Active, Metadata: maps.Clone(p.req.Metadata),
 	}
+	if env.Metadata == nil {
+		env.Metadata = map[string]string{}
+	}
+	live, err := m.r.Store.Envs(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	if port := ports.Pick(env.Identity, live); port != "" {
+		env.Metadata[state.PortKey] = port
+	}
 	if t.adopt != nil {
 		env.StartCommit = t.adopt.Head
-		if env.Metadata == nil {
-			env.Metadata = map[string]string{}
-		}
 		env.Metadata["adopted"] = "true"
 		if err := m.r.Store.Create(ctx, env, "adopted", "worktree at "+t.path); err != nil {
 			return nil, err
@@ -501,7 +509,6 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 		}
 	}
 	var got made
-	var err error
 	if p.mode == policy.Worktree {
 		got, err = m.fromSlot(ctx, lk, p, t)
 	}

@@ -47,11 +47,19 @@ type Env struct {
 // Live reports whether the env still exists.
 func (e *Env) Live() bool { return e.Status != Destroyed }
 
-// Vars are the variables a command run for the env sees of it.
+// Vars are the variables a command run for the env sees of it; APEX_PORT
+// is the first of its block of ports, when it has one.
 func (e *Env) Vars() []string {
-	return []string{"APEX_ID=" + e.Identity, "APEX_PATH=" + e.Path, "APEX_BRANCH=" + e.Branch,
+	vars := []string{"APEX_ID=" + e.Identity, "APEX_PATH=" + e.Path, "APEX_BRANCH=" + e.Branch,
 		"APEX_BASE=" + e.Base, "APEX_WORKFLOW=" + e.Workflow, "APEX_MODE=" + e.Mode}
+	if port := e.Metadata[PortKey]; port != "" {
+		vars = append(vars, "APEX_PORT="+port)
+	}
+	return vars
 }
+
+// PortKey is the metadata key of an env's port block: its first port.
+const PortKey = "port"
 
 // Contained reports whether a container writes in the env's worktree:
 // a full env's. git-apex then trusts nothing in it (see gitx.StatusOptions).
