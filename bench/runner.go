@@ -201,9 +201,11 @@ func (b *bench) rows(all, last bool) ([]row, *loadResult, error) {
 		return nil, nil, err
 	}
 	for _, n := range b.cfg.listCounts {
-		if err := add(b.list(n)); err != nil {
+		listed, err := b.list(n)
+		if err != nil {
 			return nil, nil, err
 		}
+		rows = append(rows, listed...)
 	}
 	if b.cfg.gcEnvs > 0 {
 		if err := add(b.gc(b.cfg.gcEnvs)); err != nil {
@@ -310,7 +312,7 @@ func (b *bench) remove() (row, error) {
 
 // list measures `git apex list` with n envs against `git status
 // --porcelain` run in each of the same worktrees in turn.
-func (b *bench) list(n int) (row, error) {
+func (b *bench) list(n int) ([]row, error) {
 	var ids, paths []string
 	defer func() {
 		for _, id := range ids {
@@ -322,10 +324,20 @@ func (b *bench) list(n int) (row, error) {
 		cmd := b.apex("start", id)
 		out, err := cmd.Output()
 		if err != nil {
-			return row{}, fmt.Errorf("start %s: %v", id, err)
+			return nil, fmt.Errorf("start %s: %v", id, err)
 		}
 		ids = append(ids, id)
 		paths = append(paths, strings.TrimSpace(string(out)))
+	}
+	// What a TAB after `git apex rm ` costs, against what git's own
+	// completion runs for `git switch <TAB>`.
+	complete, err := b.measure(fmt.Sprintf("complete identities (%d envs)", n), "git for-each-ref refs/heads/",
+		func() (time.Duration, error) { return timed(b.apex("__complete", "--", "rm", "")) },
+		func() (time.Duration, error) {
+			return timed(b.git("for-each-ref", "--format=%(refname:short)", "refs/heads/"))
+		})
+	if err != nil {
+		return nil, err
 	}
 	r, err := b.measure(fmt.Sprintf("list (%d envs)", n), fmt.Sprintf("%d x git status --porcelain", n),
 		func() (time.Duration, error) { return timed(b.apex("list")) },
@@ -336,7 +348,7 @@ func (b *bench) list(n int) (row, error) {
 			}
 			return timed(cmds...)
 		})
-	return r, err
+	return []row{complete, r}, err
 }
 
 // floor measures the process floor: what a shell prompt or a hook pays.
