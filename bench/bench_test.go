@@ -41,7 +41,7 @@ func TestTinyRun(t *testing.T) {
 			t.Errorf("row %+v", r)
 		}
 	}
-	want := "start,start (warm slot),hook (2 envs),batch 3 x true (-j 4),remove,list (2 envs),gc --merged (2 envs),POST /workflows,GET /worktrees (2 envs),--version,path"
+	want := "start,start (warm slot),hook (2 envs),batch 3 x true (-j 4),remove,complete identities (2 envs),list (2 envs),gc --merged (2 envs),POST /workflows,GET /worktrees (2 envs),--version,path"
 	if dockerReady() {
 		want = strings.Replace(want, ",POST /workflows", ",start --isolation full,exec -- true (full),POST /workflows", 1)
 	}
