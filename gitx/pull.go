@@ -24,16 +24,21 @@ var pullRefs = map[string]string{
 	"gitlab": "refs/merge-requests/%s/head",
 }
 
-// DefaultRemote is the remote requests come from when the policy names
-// none: origin, else the only remote; "" when there is none. Several
+// RequestRemote is the remote requests come from: named (by the
+// policy), which must be one of the repository's remotes (never a URL);
+// else origin, else the only remote; "" when there is none. Several
 // remotes and no origin is a usage error.
-func (l *Locked) DefaultRemote(ctx context.Context) (string, error) {
+func (l *Locked) RequestRemote(ctx context.Context, named string) (string, error) {
 	out, err := l.readIn(ctx, l.CommonDir, "remote")
 	if err != nil {
 		return "", err
 	}
 	remotes := strings.Fields(out)
 	switch {
+	case named != "" && slices.Contains(remotes, named):
+		return named, nil
+	case named != "":
+		return "", exitcode.New(exitcode.Usage, "[requests].remote names %q, which is not a remote of this repository (`git remote` lists them)", named)
 	case len(remotes) == 0:
 		return "", nil
 	case slices.Contains(remotes, "origin"):

@@ -327,15 +327,12 @@ func (m *Manager) fetchRequest(ctx context.Context, lk *gitx.Locked, p *plan) er
 	if p.request == "" {
 		return nil
 	}
-	remote := p.policy.Requests.Remote
-	if remote == "" {
-		var err error
-		if remote, err = lk.DefaultRemote(ctx); err != nil || remote == "" {
-			if err == nil {
-				m.r.Notef("no remote to fetch request %s from: %s starts from its base", p.request, p.id)
-			}
-			return err
+	remote, err := lk.RequestRemote(ctx, p.policy.Requests.Remote)
+	if err != nil || remote == "" {
+		if err == nil {
+			m.r.Notef("no remote to fetch request %s from: %s starts from its base", p.request, p.id)
 		}
+		return err
 	}
 	pr, err := lk.FetchPullRequest(ctx, remote, p.request, p.policy.Requests.Hosts())
 	if err != nil {

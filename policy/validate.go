@@ -76,6 +76,9 @@ func (p *Policy) validate() *Error {
 	if c.User != "host" && !userSpec().MatchString(c.User) {
 		return bad("container.user", "invalid user %q: use \"host\", a user name or uid, with an optional \":group\"", c.User)
 	}
+	if r := p.Requests.Remote; r != "" && (!nameSyntax().MatchString(r) || strings.HasPrefix(r, "-") || strings.Contains(r, "..")) {
+		return bad("requests.remote", "invalid remote name %q: name one of the repository's remotes (`git remote`), not a URL", r)
+	}
 	if h := p.Requests.Host; h != "auto" && h != "github" && h != "gitlab" {
 		return bad("requests.host", "unknown host %q: use \"github\", \"gitlab\" or \"auto\"", h)
 	}

@@ -2,6 +2,9 @@ package repo
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
 )
@@ -11,7 +14,7 @@ import (
 // repository level (`git config --global apex.editor "code -w"`).
 type Personal struct {
 	Editor string // apex.editor: what `git apex open` runs
-	Root   string // apex.root: where new envs go; wins over [worktree].root
+	Root   string // apex.root: where new envs go (~/ is $HOME); wins over [worktree].root
 	Color  string // apex.color, else color.ui: auto, always or never
 }
 
@@ -32,6 +35,12 @@ func (r *Repo) Personal(ctx context.Context) Personal {
 // gitx.ConfigValues returns them.
 func readPersonal(values map[string]string) Personal {
 	p := Personal{Editor: values["apex.editor"], Root: values["apex.root"], Color: values["apex.color"]}
+	// As git's own paths: a leading ~/ is the home directory.
+	if rest, ok := strings.CutPrefix(p.Root, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			p.Root = filepath.Join(home, rest)
+		}
+	}
 	if p.Color == "" {
 		p.Color = values["color.ui"]
 	}
