@@ -13,14 +13,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 )
 
@@ -64,6 +67,8 @@ type ContainerSpec struct {
 	// it gains privileges (no-new-privileges).
 	Caps []string
 	Cmd  []string // the long-lived process, run under an init that reaps children
+	// Ports are published on the host's loopback at the same numbers.
+	Ports []int
 }
 
 // Bind mounts a host path into the container.
@@ -235,13 +240,18 @@ func (d *dockerRuntime) Create(ctx context.Context, s ContainerSpec) (string, er
 	for _, p := range s.Hidden {
 		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeTmpfs, Target: p, ReadOnly: true})
 	}
-	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Name: s.Name,
-		Config: &container.Config{
-			Image: s.Image, Labels: s.Labels, WorkingDir: s.WorkDir, User: s.User, Env: s.Env, Cmd: s.Cmd,
-		},
-		HostConfig: host,
-	})
+	config := &container.Config{
+		Image: s.Image, Labels: s.Labels, WorkingDir: s.WorkDir, User: s.User, Env: s.Env, Cmd: s.Cmd,
+	}
+	if len(s.Ports) > 0 {
+		config.ExposedPorts, host.PortBindings = network.PortSet{}, network.PortMap{}
+		for _, p := range s.Ports {
+			port := network.MustParsePort(fmt.Sprintf("%d/tcp", p))
+			config.ExposedPorts[port] = struct{}{}
+			host.PortBindings[port] = []network.PortBinding{{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(p)}}
+		}
+	}
+	res, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: s.Name, Config: config, HostConfig: host})
 	return res.ID, err
 }
 

@@ -61,6 +61,7 @@ type plan struct {
 	fallback    string // why the env gets a weaker mode than asked
 	path        string
 	branch      string
+	port        string            // the first of the env's port block, once picked
 	request     string            // the number of the pull request to check out (start pr 99), or ""
 	pull        *gitx.PullRequest // the request, once fetched
 }
@@ -486,8 +487,8 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 	if err != nil {
 		return nil, err
 	}
-	if port := ports.Pick(env.Identity, live); port != "" {
-		env.Metadata[state.PortKey] = port
+	if p.port = ports.Pick(env.Identity, live); p.port != "" {
+		env.Metadata[state.PortKey] = p.port
 	}
 	if t.adopt != nil {
 		env.StartCommit = t.adopt.Head

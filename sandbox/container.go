@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/ports"
 	"github.com/git-apex/git-apex/repo"
 )
 
@@ -97,6 +98,11 @@ func (s *Sandbox) spec(pol *policy.Policy, trusted bool) container.ContainerSpec
 		Caps:    keptCaps,
 		Env:     []string{"HOME=/tmp"},
 		Cmd:     []string{"sleep", "2147483647"},
+	}
+	if c.Network == "bridge" && s.port > 0 {
+		for p := s.port; p < s.port+ports.Block; p++ {
+			spec.Ports = append(spec.Ports, p)
+		}
 	}
 	for _, dir := range objectDirs(s.r) {
 		spec.Binds = append(spec.Binds, container.Bind{Source: dir, Target: dir, ReadOnly: true})

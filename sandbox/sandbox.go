@@ -62,6 +62,7 @@ type Sandbox struct {
 	identity string // the env's, or the batch task's
 	worktree string // the worktree the container works in
 	ref      string // what comes back: refs/heads/<branch>, or HEAD when detached
+	port     int    // the first of the env's port block, published with a bridge network; 0: none
 }
 
 // For names the sandbox of identity's container, working in worktree on
@@ -77,7 +78,14 @@ func For(r *repo.Repo, identity, worktree, branch string) *Sandbox {
 
 // OfEnv is a full env's sandbox.
 func OfEnv(r *repo.Repo, env *state.Env) *Sandbox {
-	return For(r, env.Identity, env.Path, env.Branch)
+	return For(r, env.Identity, env.Path, env.Branch).WithPorts(env.Metadata[state.PortKey])
+}
+
+// WithPorts makes the container publish the port block that starts at
+// first (APEX_PORT; "" for none) when its network is a bridge.
+func (s *Sandbox) WithPorts(first string) *Sandbox {
+	s.port, _ = strconv.Atoi(first)
+	return s
 }
 
 // Root is the directory that holds a repository's sandboxes, each named

@@ -124,6 +124,8 @@ func condition(cond string) (bool, error) {
 		return dockerReady(), nil
 	case "mount":
 		return canMount(), nil
+	case "bridge":
+		return dockerReady() && exec.Command("docker", "network", "inspect", "bridge").Run() == nil, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
