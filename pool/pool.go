@@ -235,6 +235,12 @@ func (l *Lease) Path() string { return l.Slot.Path }
 func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout time.Duration) (*Lease, error) {
 	pid, start := hostexec.Self()
 	deadline := time.Now().Add(timeout)
+	waiting := ""
+	defer func() {
+		if waiting != "" {
+			os.Remove(waiting)
+		}
+	}()
 	for wait := 10 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
 		slot, err := p.r.Store.Lease(ctx, pid, start)
 		if err != nil {
@@ -259,6 +265,9 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 		}
 		if time.Now().After(deadline) {
 			return nil, exitcode.New(exitcode.Refused, "no pool slot was free within %v: all %d are leased", timeout, limit)
+		}
+		if waiting == "" {
+			waiting = p.markWaiting(pid, start)
 		}
 		select {
 		case <-ctx.Done():

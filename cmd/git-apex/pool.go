@@ -64,18 +64,17 @@ func poolCommand() *cli.Command {
 						return err
 					}
 					return withRepo(c, func(r *repo.Repo) error {
-						slots, reclaimed, err := pool.New(r).Status(c.Context)
+						report, reclaimed, err := pool.New(r).Report(c.Context)
 						if err != nil {
 							return err
 						}
 						if reclaimed > 0 {
 							note(c, "reclaimed %s whose holder was gone", words.Count(reclaimed, "slot"))
 						}
-						report := pool.NewReport(slots)
 						if c.Bool("json") {
 							return printJSON(c, report)
 						}
-						note(c, "%d available, %d leased, %d in all", report.Available, report.Leased, report.Total)
+						note(c, "%d available, %d leased, %d in all; %d waiting for a slot", report.Available, report.Leased, report.Total, report.Waiting)
 						return printTable(c, "", []string{"SLOT", "COMMIT", "HOLDER", "AGE"}, cmdline.SlotRows(report, time.Now()))
 					})
 				},
