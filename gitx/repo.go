@@ -110,6 +110,11 @@ type command struct {
 	// hooks and does not recurse into submodules, whatever the
 	// repository's config says.
 	inEnv bool
+	// terminal gives git this process's stderr, a terminal, instead of
+	// a buffer: git then shows its progress there (after
+	// GIT_PROGRESS_DELAY seconds, 1 unless the user set it), and its
+	// messages are not kept for the error.
+	terminal bool
 }
 
 // safeConfig is set for every git command: nothing git-apex runs starts
@@ -151,6 +156,12 @@ func run(ctx context.Context, c command) (string, error) {
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if c.terminal {
+		cmd.Stderr = os.Stderr
+		if os.Getenv("GIT_PROGRESS_DELAY") == "" {
+			cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], "GIT_PROGRESS_DELAY=1")
+		}
+	}
 	err := cmd.Run()
 	if err == nil {
 		return stdout.String(), nil

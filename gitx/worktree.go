@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // Worktree is one entry of `git worktree list`.
@@ -144,8 +146,16 @@ func (l *Locked) Unlock() {
 // creating it at start when newBranch is set (never tracking an upstream:
 // that would write the repository's config), or, when branch is "", the
 // commit start detached.
+//
+// On a terminal, git's own output and checkout progress show there, as
+// `git worktree add` shows them: a start that takes over a second says
+// how far it is.
 func (l *Locked) AddWorktree(ctx context.Context, path, branch string, newBranch bool, start string) error {
-	args := []string{"worktree", "add", "--quiet"}
+	terminal := term.IsTerminal(int(os.Stderr.Fd()))
+	args := []string{"worktree", "add"}
+	if !terminal {
+		args = append(args, "--quiet")
+	}
 	switch {
 	case branch == "":
 		args = append(args, "--detach", path, start)
@@ -154,7 +164,9 @@ func (l *Locked) AddWorktree(ctx context.Context, path, branch string, newBranch
 	default:
 		args = append(args, path, branch)
 	}
-	_, err := l.runIn(ctx, l.CommonDir, args...)
+	c := l.command(l.CommonDir, args, false)
+	c.terminal = terminal
+	_, err := run(ctx, c)
 	return err
 }
 
