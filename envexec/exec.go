@@ -58,6 +58,11 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 	if !gitx.Exists(env.Path) {
 		return -1, exitcode.New(exitcode.NotFound, "cannot run in %s: its worktree %s is gone; `git apex start %s` makes it again", env.Identity, env.Path, env.Identity)
 	}
+	// A program on the host (an editor, --host) would run git there too:
+	// a full env's .git file is checked before anything runs.
+	if err := heal.CheckGitfile(rp, env); err != nil {
+		return -1, err
+	}
 	cmd := r.Cmd
 	if env.Mode != string(policy.Full) || r.Host {
 		if cmd == nil {
@@ -67,9 +72,6 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 			}
 		}
 		return runLocal(ctx, env, cmd, r)
-	}
-	if err := heal.CheckGitfile(rp, env); err != nil {
-		return -1, err
 	}
 	rt, id, err := sandbox.Running(ctx, rp, env)
 	if err != nil {
