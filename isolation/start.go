@@ -267,7 +267,9 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 		if err := m.checkRoot(pol, p.path); root == "" && err != nil {
 			return nil, err
 		}
-		if reason := unwritable(filepath.Dir(p.path)); reason != "" && p.mode == policy.Worktree {
+		// Full needs a worktree too: without one it falls back past
+		// worktree, to shared.
+		if reason := unwritable(filepath.Dir(p.path)); reason != "" {
 			if p.strict {
 				return nil, exitcode.New(exitcode.Git, "cannot make a worktree for %s: %s; strict mode forbids falling back to shared", id, reason)
 			}
@@ -340,12 +342,6 @@ func (m *Manager) fetchRequest(ctx context.Context, lk *gitx.Locked, p *plan) er
 		return err
 	}
 	p.pull = pr
-	meta := maps.Clone(p.req.Metadata)
-	if meta == nil {
-		meta = map[string]string{}
-	}
-	meta["request"] = remote + " " + pr.Ref
-	p.req.Metadata = meta
 	return nil
 }
 
@@ -489,6 +485,9 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 	}
 	if p.port = ports.Pick(env.Identity, live); p.port != "" {
 		env.Metadata[state.PortKey] = p.port
+	}
+	if p.pull != nil {
+		env.Metadata["request"] = p.pull.Remote + " " + p.pull.Ref
 	}
 	if t.adopt != nil {
 		env.StartCommit = t.adopt.Head
