@@ -95,7 +95,7 @@ func Candidates(ctx context.Context, app *cli.App, words []string, src Source) [
 	}
 	typed, before := words[len(words)-1], words[:len(words)-1]
 	flags := app.Flags
-	commands := visible(app.Commands)
+	commands := app.VisibleCommands()
 	var cmd *cli.Command
 	var args []string
 	for i := 0; i < len(before); i++ {
@@ -113,7 +113,7 @@ func Candidates(ctx context.Context, app *cli.App, words []string, src Source) [
 			if next == nil {
 				return nil // an unknown command
 			}
-			cmd, flags, commands = next, next.Flags, visible(next.Subcommands)
+			cmd, flags, commands = next, next.Flags, next.VisibleCommands()
 		default:
 			args = append(args, w)
 		}
@@ -131,7 +131,9 @@ func Candidates(ctx context.Context, app *cli.App, words []string, src Source) [
 		out = append(out, "--help")
 	case cmd == nil || len(commands) > 0 && len(args) == 0:
 		for _, c := range commands {
-			out = append(out, c.Name)
+			if c.Name != "help" { // cli's own
+				out = append(out, c.Name)
+			}
 		}
 	default:
 		kinds := arguments[cmd.Name]
@@ -163,17 +165,6 @@ func matching(candidates []string, typed string) []string {
 		}
 	}
 	sort.Strings(out)
-	return out
-}
-
-// visible is commands without the hidden ones and cli's help command.
-func visible(commands []*cli.Command) []*cli.Command {
-	var out []*cli.Command
-	for _, c := range commands {
-		if !c.Hidden && c.Name != "help" {
-			out = append(out, c)
-		}
-	}
 	return out
 }
 
