@@ -27,36 +27,33 @@ func FlagsFirst(app *cli.App, args []string, commandArgs map[string]int) []strin
 	if len(args) == 0 {
 		return args
 	}
-	out := []string{args[0]}
-	rest := args[1:]
-	// The global flags, then the command and subcommand names.
-	flags := app.Flags
-	commands := app.Commands
+	out, rest := []string{args[0]}, args[1:]
+	flags, commands := app.Flags, app.Commands
 	var cmd *cli.Command
 	var global []string // global flags written after the command
 	named := 0          // where the command's name is in out
-	for len(rest) > 0 {
-		arg := rest[0]
-		if arg == "--" || !isFlag(arg) {
-			next := Find(commands, arg)
-			if next == nil {
-				break
-			}
-			if cmd == nil {
-				named = len(out)
-			}
-			cmd, commands = next, next.Subcommands
-			flags = next.Flags
-			out, rest = append(out, arg), rest[1:]
+	// moveFlag moves the flag rest[0], with its value, to out (or to
+	// global, for a global flag after the command).
+	moveFlag := func() {
+		to, own := &out, flags
+		if cmd != nil && !isOneOf(rest[0], flags) && !isOneOf(rest[0], []cli.Flag{cli.HelpFlag}) && isOneOf(rest[0], app.Flags) {
+			to, own = &global, app.Flags
+		}
+		n := flagLen(rest[0], rest, own)
+		*to, rest = append(*to, rest[:n]...), rest[n:]
+	}
+	// The global flags, then the command and subcommand names.
+	for len(rest) > 0 && (isFlag(rest[0]) || Find(commands, rest[0]) != nil) {
+		if isFlag(rest[0]) {
+			moveFlag()
 			continue
 		}
-		if cmd != nil && isGlobal(arg, app, flags) {
-			n := flagLen(arg, rest, app.Flags)
-			global, rest = append(global, rest[:n]...), rest[n:]
-			continue
+		if cmd == nil {
+			named = len(out)
 		}
-		n := flagLen(arg, rest, flags)
-		out, rest = append(out, rest[:n]...), rest[n:]
+		cmd = Find(commands, rest[0])
+		commands, flags = cmd.Subcommands, cmd.Flags
+		out, rest = append(out, rest[0]), rest[1:]
 	}
 	if cmd == nil {
 		return append(out, rest...)
@@ -66,49 +63,28 @@ func FlagsFirst(app *cli.App, args []string, commandArgs map[string]int) []strin
 		limit = n
 	}
 	var positional []string
-	for len(rest) > 0 {
-		arg := rest[0]
-		if arg == "--" || len(positional) == limit {
-			break
-		}
-		if !isFlag(arg) {
+loop:
+	for len(rest) > 0 && rest[0] != "--" && len(positional) != limit {
+		switch arg := rest[0]; {
+		case !isFlag(arg):
 			positional, rest = append(positional, arg), rest[1:]
-			continue
-		}
-		if arg == "-h" || arg == "--help" || len(rest) == 1 && flagLen(arg, []string{arg, ""}, flags) == 2 {
+		case arg == "-h" || arg == "--help" || len(rest) == 1 && TakesValue(flags, arg) && !strings.Contains(arg, "="):
 			// Help for the command, whatever the arguments (cli would
 			// take the first one for a help topic); or a flag that
 			// lacks its value, which cli then names.
-			return append(out, arg)
+			positional, rest = nil, []string{arg}
+			break loop
+		default:
+			moveFlag()
 		}
-		if isGlobal(arg, app, flags) {
-			n := flagLen(arg, rest, app.Flags)
-			global, rest = append(global, rest[:n]...), rest[n:]
-			continue
-		}
-		n := flagLen(arg, rest, flags)
-		out, rest = append(out, rest[:n]...), rest[n:]
 	}
 	out = append(out[:named:named], append(global, out[named:]...)...)
 	return append(append(out, positional...), rest...)
 }
 
-// isGlobal reports whether the flag word is a global flag (--color) that
-// the command, whose flags are own, does not take itself.
-func isGlobal(word string, app *cli.App, own []cli.Flag) bool {
-	return !isOneOf(word, append(own, cli.HelpFlag)) && isOneOf(word, app.Flags)
-}
-
-// isOneOf reports whether the flag word names one of flags.
-func isOneOf(word string, flags []cli.Flag) bool {
-	name, _, _ := strings.Cut(strings.TrimLeft(word, "-"), "=")
-	for _, f := range flags {
-		if slices.Contains(f.Names(), name) {
-			return true
-		}
-	}
-	return false
-}
+// isOneOf reports whether the flag word (-x, --name or --name=value) names
+// one of flags.
+func isOneOf(word string, flags []cli.Flag) bool { return flagNamed(word, flags) != nil }
 
 // isFlag reports whether arg is a flag: "-x", "--xyz", not "-" alone
 // (standard input) and not "--".
@@ -126,13 +102,19 @@ func flagLen(arg string, rest []string, flags []cli.Flag) int {
 // TakesValue reports whether the flag word (-x, --name or --name=value)
 // is one of flags that takes a value: any but a boolean one.
 func TakesValue(flags []cli.Flag, word string) bool {
+	_, isBool := flagNamed(word, flags).(*cli.BoolFlag)
+	return flagNamed(word, flags) != nil && !isBool
+}
+
+// flagNamed is the flag of flags the flag word names, or nil.
+func flagNamed(word string, flags []cli.Flag) cli.Flag {
 	name, _, _ := strings.Cut(strings.TrimLeft(word, "-"), "=")
 	for _, f := range flags {
-		if _, isBool := f.(*cli.BoolFlag); !isBool && slices.Contains(f.Names(), name) {
-			return true
+		if slices.Contains(f.Names(), name) {
+			return f
 		}
 	}
-	return false
+	return nil
 }
 
 // Find is the command named name (or one of its aliases), or nil.
