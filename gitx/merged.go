@@ -175,16 +175,6 @@ func (r *Repo) Branches(ctx context.Context, withDates bool) (map[string]Branch,
 	return branches, nil
 }
 
-// OrigHead is the commit ORIG_HEAD names in the working tree git-apex
-// runs in (each worktree has its own), or "" when there is none.
-func (r *Repo) OrigHead(ctx context.Context) string {
-	out, err := r.readIn(ctx, r.Toplevel, "rev-parse", "--verify", "-q", "ORIG_HEAD^{commit}")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(out)
-}
-
 // TouchedPaths returns, for each (from, to) pair of commits, the paths
 // that differ between them, in one git call. Paths are as git prints
 // them (quoted when unusual), so they compare with ChangedPaths'.

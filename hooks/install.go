@@ -1,5 +1,5 @@
 // Package hooks installs, uninstalls and inspects the git hooks that call
-// back into git-apex (post-merge and post-rewrite). What they call, the
+// back into git-apex (post-merge, post-rewrite and post-commit). What they call, the
 // removal of the envs a merge or a rebase has just merged, is the sweep
 // package's Hook. It imports no domain package, only gitx to find where
 // git runs hooks from.
@@ -17,8 +17,9 @@ import (
 	"github.com/git-apex/git-apex/gitx"
 )
 
-// Names are the hooks git-apex installs.
-var Names = []string{"post-merge", "post-rewrite"}
+// Names are the hooks git-apex installs: after a merge, a rebase, and a
+// commit (a squash merge or a cherry-pick is a commit on the base).
+var Names = []string{"post-merge", "post-rewrite", "post-commit"}
 
 // marker identifies a hook script as git-apex's own; uninstall removes
 // only files that carry it.
@@ -35,17 +36,23 @@ const chainedSuffix = ".git-apex-chained"
 // script is the hook git-apex installs. It runs the hook it replaced
 // first, with the same arguments and input, and exits with its status;
 // git-apex itself can never fail the git command, and is skipped when
-// the binary is gone.
+// the binary is gone. In a repository's own hooks directory (beside its
+// HEAD) with no state database, where git-apex has never made an env, it
+// does not start git-apex at all.
 func script(name string) string {
 	return `#!/bin/sh
 ` + marker + `
 # Set ` + SkipVar + `=1 to skip it. A hook that was here before is kept as
 # ` + name + chainedSuffix + ` and runs first.
 status=0
-chained="$(dirname "$0")/` + name + chainedSuffix + `"
+hooks="$(dirname "$0")"
+chained="$hooks/` + name + chainedSuffix + `"
 if [ -x "$chained" ]; then
 	"$chained" "$@"
 	status=$?
+fi
+if [ -f "$hooks/../HEAD" ] && [ ! -e "$hooks/../apex/state.db" ]; then
+	exit $status
 fi
 if [ "${` + SkipVar + `-}" != 1 ] && command -v git-apex >/dev/null 2>&1; then
 	git-apex hook ` + name + ` "$@" </dev/null || true

@@ -38,7 +38,7 @@ func (m *Manager) List(ctx context.Context, all bool) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.listed(ctx, envs, all)
+	return m.listed(ctx, envs, all, false)
 }
 
 // Get is List for the env an identity names: its live env, its own or
@@ -49,7 +49,7 @@ func (m *Manager) Get(ctx context.Context, identity string) (Listed, error) {
 	if err != nil {
 		return Listed{}, err
 	}
-	listed, err := m.listed(ctx, []*state.Env{env}, true)
+	listed, err := m.listed(ctx, []*state.Env{env}, true, true)
 	if err != nil {
 		return Listed{}, err
 	}
@@ -57,8 +57,9 @@ func (m *Manager) Get(ctx context.Context, identity string) (Listed, error) {
 }
 
 // listed heals envs against git and describes them, with their links;
-// destroyed ones are dropped unless all is set.
-func (m *Manager) listed(ctx context.Context, envs []*state.Env, all bool) ([]Listed, error) {
+// destroyed ones are dropped unless all is set. subset says envs are not
+// all the live ones.
+func (m *Manager) listed(ctx context.Context, envs []*state.Env, all, subset bool) ([]Listed, error) {
 	worktrees, err := m.r.Git.Worktrees(ctx)
 	if err != nil {
 		return nil, err
@@ -77,13 +78,14 @@ func (m *Manager) listed(ctx context.Context, envs []*state.Env, all bool) ([]Li
 			listed = append(listed, Listed{Env: env, Links: links[env.ID], Problem: refused[env.ID]})
 		}
 	}
-	return listed, m.describe(ctx, listed)
+	return listed, m.describe(ctx, listed, subset)
 }
 
 // describe fills in what git says of the live envs: merged (with a
 // bounded number of git processes for all of them), then uncommitted
-// work and ahead/behind, by a few workers at once.
-func (m *Manager) describe(ctx context.Context, listed []Listed) error {
+// work and ahead/behind, by a few workers at once. subset says listed
+// are not all the live envs.
+func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) error {
 	var live []*state.Env
 	for _, l := range listed {
 		if l.Env.Live() {
@@ -97,7 +99,7 @@ func (m *Manager) describe(ctx context.Context, listed []Listed) error {
 	if err != nil {
 		return err
 	}
-	status, err := merged.Check(ctx, m.r.Git, m.r.Store, live, branches, "")
+	status, err := merged.Check(ctx, m.r.Git, m.r.Store, live, branches, subset)
 	if err != nil {
 		return err
 	}

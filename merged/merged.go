@@ -25,11 +25,13 @@ func (s Status) Merged() bool { return s.Reason != "" }
 // bounded number of git processes: given every branch tip, two per
 // distinct base (its ref, and ancestry of every branch), then the costly
 // squash and rebase checks only where they can matter: for envs whose
-// branch touched a path that the base changed, since the commit a merge
-// started from (since, from a hook) or else since the env's start commit
-// (one diff per distinct start commit). A branch whose work reached the
-// base changed those paths there, so nothing merged is missed.
-func Check(ctx context.Context, git *gitx.Repo, store *state.Store, envs []*state.Env, branches map[string]gitx.Branch, since string) (map[int64]Status, error) {
+// branch touched a path that the base changed since the env's start
+// commit (one diff per distinct start commit). A branch whose work
+// reached the base changed those paths there, so nothing merged is
+// missed. What it finds goes into the state's cache of spans, the
+// merged verdicts included, for the hooks' cheap filter; envs is every
+// live env unless subset, when the cache keeps the spans of the others.
+func Check(ctx context.Context, git *gitx.Repo, store *state.Store, envs []*state.Env, branches map[string]gitx.Branch, subset bool) (map[int64]Status, error) {
 	status := make(map[int64]Status)
 	var err error
 	type baseInfo struct {
@@ -39,7 +41,7 @@ func Check(ctx context.Context, git *gitx.Repo, store *state.Store, envs []*stat
 	bases := map[string]*baseInfo{}
 	changed := map[[2]string]map[string]bool{} // paths changed between two commits
 	var deep []*state.Env                      // envs that need the costly checks
-	var pairs [][2]string                      // their (start, tip), for the touched paths
+	var spanned []*state.Env                   // envs whose span the cache records
 	for _, e := range envs {
 		branch, ok := branches[e.Branch]
 		tip := branch.Tip
@@ -65,6 +67,7 @@ func Check(ctx context.Context, git *gitx.Repo, store *state.Store, envs []*stat
 			}
 			bases[e.Base] = b
 		}
+		spanned = append(spanned, e)
 		if _, ok := b.ancestors[e.Branch]; ok {
 			reason, err := git.Merged(ctx, gitx.MergeCheck{Tip: tip, Start: e.StartCommit, Base: b.ref}, true)
 			if err != nil {
@@ -74,21 +77,20 @@ func Check(ctx context.Context, git *gitx.Repo, store *state.Store, envs []*stat
 			continue
 		}
 		deep = append(deep, e)
-		pairs = append(pairs, [2]string{e.StartCommit, tip})
 	}
-	touched, err := touchedPaths(ctx, git, store, pairs)
+	spans := make([]state.Span, len(spanned))
+	for i, e := range spanned {
+		spans[i] = state.Span{Start: e.StartCommit, Tip: branches[e.Branch].Tip}
+	}
+	cache, err := readSpans(ctx, git, store, spans)
 	if err != nil {
 		return nil, err
 	}
-	for i, e := range deep {
+	for _, e := range deep {
 		b := bases[e.Base]
-		from := since
-		if from == "" {
-			from = e.StartCommit
-		}
-		key := [2]string{from, b.ref}
+		key := [2]string{e.StartCommit, b.ref}
 		if changed[key] == nil {
-			paths, err := git.ChangedPaths(ctx, from, b.ref)
+			paths, err := git.ChangedPaths(ctx, e.StartCommit, b.ref)
 			if err != nil {
 				return nil, err
 			}
@@ -97,16 +99,25 @@ func Check(ctx context.Context, git *gitx.Repo, store *state.Store, envs []*stat
 				changed[key][p] = true
 			}
 		}
-		if !overlaps(touched[i], changed[key]) {
+		sp := state.Span{Start: e.StartCommit, Tip: branches[e.Branch].Tip}
+		if !overlaps(cache.known[sp].Paths, changed[key]) {
 			status[e.ID] = Status{Kept: "not merged"}
 			continue
 		}
-		reason, err := git.Merged(ctx, gitx.MergeCheck{Tip: branches[e.Branch].Tip, Start: e.StartCommit, Base: b.ref}, false)
+		reason, err := git.Merged(ctx, gitx.MergeCheck{Tip: sp.Tip, Start: e.StartCommit, Base: b.ref}, false)
 		if err != nil {
 			return nil, err
 		}
 		status[e.ID] = mergedOrKept(reason)
 	}
+	for i, e := range spanned {
+		cache.verdict(spans[i], status[e.ID].Reason)
+	}
+	if !subset {
+		cache.current = spans
+	}
+	// A cache that cannot be written (a newer schema, say) only costs time.
+	_ = cache.save(ctx, store)
 	return status, nil
 }
 
@@ -126,39 +137,55 @@ func overlaps(paths []string, set map[string]bool) bool {
 	return false
 }
 
-// touchedPaths is gitx.TouchedPaths through the state's cache: git reads
-// only the spans the cache lacks, and the cache keeps only these spans.
-func touchedPaths(ctx context.Context, git *gitx.Repo, store *state.Store, pairs [][2]string) ([][]string, error) {
-	spans := make([]state.Span, len(pairs))
-	for i, p := range pairs {
-		spans[i] = state.Span{Start: p[0], Tip: p[1]}
-	}
+// spanCache is the state's cache of spans as one Check reads and
+// changes it. It is written only when something in it changed.
+type spanCache struct {
+	known   map[state.Span]state.Touch
+	changed map[state.Span]state.Touch // to save
+	current []state.Span               // the spans to keep; nil: keep all
+}
+
+// readSpans reads what the cache knows of spans, and has git read the
+// touched paths of the spans it lacks.
+func readSpans(ctx context.Context, git *gitx.Repo, store *state.Store, spans []state.Span) (*spanCache, error) {
 	known, err := store.Touched(ctx, spans)
 	if err != nil {
 		return nil, err
 	}
+	c := &spanCache{known: known, changed: map[state.Span]state.Touch{}}
 	var missing [][2]string
-	for i, sp := range spans {
+	var missingSpans []state.Span
+	for _, sp := range spans {
 		if _, ok := known[sp]; !ok {
-			missing = append(missing, pairs[i])
+			missing = append(missing, [2]string{sp.Start, sp.Tip})
+			missingSpans = append(missingSpans, sp)
 		}
 	}
-	if len(missing) > 0 {
-		found, err := git.TouchedPaths(ctx, missing)
-		if err != nil {
-			return nil, err
-		}
-		fresh := make(map[state.Span][]string, len(missing))
-		for i, p := range missing {
-			sp := state.Span{Start: p[0], Tip: p[1]}
-			fresh[sp], known[sp] = found[i], found[i]
-		}
-		// A cache that cannot be written (a newer schema, say) only costs time.
-		_ = store.SaveTouched(ctx, fresh, spans)
+	if len(missing) == 0 {
+		return c, nil
 	}
-	touched := make([][]string, len(spans))
-	for i, sp := range spans {
-		touched[i] = known[sp]
+	found, err := git.TouchedPaths(ctx, missing)
+	if err != nil {
+		return nil, err
 	}
-	return touched, nil
+	for i, sp := range missingSpans {
+		c.known[sp] = state.Touch{Paths: found[i]}
+		c.changed[sp] = c.known[sp]
+	}
+	return c, nil
+}
+
+// verdict records a check's finding on a span.
+func (c *spanCache) verdict(sp state.Span, reason string) {
+	if t := c.known[sp]; t.Merged != reason {
+		t.Merged = reason
+		c.known[sp], c.changed[sp] = t, t
+	}
+}
+
+func (c *spanCache) save(ctx context.Context, store *state.Store) error {
+	if len(c.changed) == 0 {
+		return nil
+	}
+	return store.SaveTouched(ctx, c.changed, c.current)
 }

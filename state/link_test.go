@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -91,20 +93,58 @@ func TestTouchedCacheKeepsOnlyCurrentSpans(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, filepath.Join(t.TempDir(), "state.db"))
 	a, b := Span{"s1", "t1"}, Span{"s2", "t2"}
-	if err := s.SaveTouched(ctx, map[Span][]string{a: {"x", "dir/y"}, b: nil}, []Span{a, b}); err != nil {
+	if err := s.SaveTouched(ctx, map[Span]Touch{a: {Paths: []string{"x", "dir/y"}}, b: {Merged: "squash-merged"}}, []Span{a, b}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Touched(ctx, []Span{a, b, {"s3", "t3"}})
-	if err != nil || len(got) != 2 || len(got[a]) != 2 || got[a][1] != "dir/y" || got[b] != nil {
+	if err != nil || len(got) != 2 || len(got[a].Paths) != 2 || got[a].Paths[1] != "dir/y" || got[b].Paths != nil || got[b].Merged != "squash-merged" {
 		t.Fatalf("Touched = %v, %v", got, err)
 	}
-	// A later save forgets spans that are no longer current.
+	// A save without current spans forgets nothing.
 	c := Span{"s1", "t9"}
-	if err := s.SaveTouched(ctx, map[Span][]string{c: {"z"}}, []Span{b, c}); err != nil {
+	if err := s.SaveTouched(ctx, map[Span]Touch{c: {Paths: []string{"z"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = s.Touched(ctx, []Span{a, b, c}); len(got) != 3 {
+		t.Errorf("after a save that prunes nothing: %v", got)
+	}
+	// A later save forgets spans that are no longer current.
+	if err := s.SaveTouched(ctx, map[Span]Touch{c: {Paths: []string{"z"}}}, []Span{b, c}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = s.Touched(ctx, []Span{a, b, c})
 	if _, ok := got[a]; ok || len(got) != 2 {
 		t.Errorf("after the second save: %v", got)
+	}
+}
+
+func TestOpenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	if _, err := Open(ctx, path, Options{ReadOnly: true}); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("read-only open of no database: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("a read-only open created the database")
+	}
+	open(t, path).Close()
+	ro, err := Open(ctx, path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, err := ro.Envs(ctx, false); err != nil {
+		t.Errorf("read: %v", err)
+	}
+	if err := ro.Probe(ctx); err == nil {
+		t.Error("a read-only store wrote")
+	}
+	rw := open(t, path)
+	if _, err := rw.db.Exec("PRAGMA user_version = 4"); err != nil {
+		t.Fatal(err)
+	}
+	var schema *SchemaError
+	if _, err := Open(ctx, path, Options{ReadOnly: true}); !errors.As(err, &schema) || schema.Version != 4 {
+		t.Errorf("read-only open of an older schema: %v, want a *SchemaError", err)
 	}
 }

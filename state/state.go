@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,6 +94,10 @@ var migrations = []string{
 		leased_at    INTEGER NOT NULL DEFAULT 0,
 		created_at   INTEGER NOT NULL
 	);`,
+
+	// 5: a merged check's verdict on a span: the hooks' cheap filter
+	// never passes over a branch another check already found merged.
+	`ALTER TABLE touched ADD COLUMN merged TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema this binary writes.
@@ -119,6 +124,11 @@ type Options struct {
 	// Clock stamps every record and event, and is what Now reads; nil:
 	// time.Now. Tests set it to make times they can compare.
 	Clock func() time.Time
+	// ReadOnly opens an existing database only to read it, as it is:
+	// nothing is created or migrated, and every write fails. A database
+	// there is none of is fs.ErrNotExist; one with another schema than
+	// this binary's is *SchemaError.
+	ReadOnly bool
 }
 
 // Now is the time on the store's clock.
@@ -152,14 +162,20 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
-	readOnly := unix.Access(filepath.Dir(path), unix.W_OK) != nil && exists(path)
+	if opts.ReadOnly && !exists(path) {
+		return nil, fs.ErrNotExist
+	}
+	readOnly := opts.ReadOnly || unix.Access(filepath.Dir(path), unix.W_OK) != nil && exists(path)
 	if !readOnly && !exists(path) {
 		if err := create(ctx, path); err != nil {
 			return nil, fmt.Errorf("cannot create state database %s: %w", path, err)
 		}
 	}
 	dsn := "file:" + escapePath(path) + fmt.Sprintf("?_busy_timeout=%d&_txlock=immediate&_foreign_keys=1&_synchronous=NORMAL", wait.Milliseconds())
-	if readOnly {
+	switch {
+	case opts.ReadOnly:
+		dsn += "&mode=ro" // other processes may write it meanwhile
+	case readOnly:
 		dsn += "&mode=ro&immutable=1"
 	}
 	db, err := sql.Open("sqlite3", dsn)
@@ -175,6 +191,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, s.explain(err)
 		}
 		s.noteTooNew(version)
+		if opts.ReadOnly && version != SchemaVersion {
+			db.Close()
+			return nil, &SchemaError{Path: path, Version: version}
+		}
 		return s, nil
 	}
 	if err := s.migrate(ctx); err != nil {
@@ -182,6 +202,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, s.explain(err)
 	}
 	return s, nil
+}
+
+// SchemaError is a database opened read-only whose schema is not the
+// one this binary writes: reading it would need a migration first.
+type SchemaError struct {
+	Path    string
+	Version int
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("the state database %s has schema version %d; this git-apex reads %d", e.Path, e.Version, SchemaVersion)
 }
 
 // create makes a new database at path, whole or not at all: it is made

@@ -12,9 +12,16 @@ type Span struct {
 	Start, Tip string
 }
 
-// Touched returns the cached paths touched in each span it knows.
-func (s *Store) Touched(ctx context.Context, spans []Span) (map[Span][]string, error) {
-	known := make(map[Span][]string)
+// Touch is what the cache knows of a span: the paths it touched, and
+// why a merged check found it merged ("" when none did).
+type Touch struct {
+	Paths  []string
+	Merged string
+}
+
+// Touched returns what the cache knows of each span it knows.
+func (s *Store) Touched(ctx context.Context, spans []Span) (map[Span]Touch, error) {
+	known := make(map[Span]Touch)
 	if len(spans) == 0 {
 		return known, nil
 	}
@@ -24,33 +31,37 @@ func (s *Store) Touched(ctx context.Context, spans []Span) (map[Span][]string, e
 		want[sp] = true
 		args = append(args, sp.Tip)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT start, tip, paths FROM touched WHERE tip IN (?`+strings.Repeat(", ?", len(args)-1)+`)`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT start, tip, paths, merged FROM touched WHERE tip IN (?`+strings.Repeat(", ?", len(args)-1)+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var sp Span
-		var paths string
-		if err := rows.Scan(&sp.Start, &sp.Tip, &paths); err != nil {
+		var paths, merged string
+		if err := rows.Scan(&sp.Start, &sp.Tip, &paths, &merged); err != nil {
 			return nil, err
 		}
 		if want[sp] {
-			known[sp] = splitPaths(paths)
+			known[sp] = Touch{Paths: splitPaths(paths), Merged: merged}
 		}
 	}
 	return known, rows.Err()
 }
 
-// SaveTouched caches the paths of new spans and forgets every span not
-// in current, so the cache holds only what live envs can ask for.
-func (s *Store) SaveTouched(ctx context.Context, found map[Span][]string, current []Span) error {
+// SaveTouched caches what is known of spans, and, unless current is
+// nil, forgets every span not in current, so the cache holds only what
+// live envs can ask for.
+func (s *Store) SaveTouched(ctx context.Context, found map[Span]Touch, current []Span) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		for sp, paths := range found {
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO touched (start, tip, paths) VALUES (?, ?, ?)`,
-				sp.Start, sp.Tip, strings.Join(paths, "\n")); err != nil {
+		for sp, t := range found {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO touched (start, tip, paths, merged) VALUES (?, ?, ?, ?)`,
+				sp.Start, sp.Tip, strings.Join(t.Paths, "\n"), t.Merged); err != nil {
 				return err
 			}
+		}
+		if current == nil {
+			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS current_spans (start TEXT, tip TEXT)`); err != nil {
 			return err

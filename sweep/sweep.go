@@ -33,11 +33,11 @@ func New(r *repo.Repo) *Sweeper {
 
 // Options say what Run removes.
 type Options struct {
-	Merged     bool          // envs whose branch is merged into their base
-	OlderThan  time.Duration // envs inactive for longer than this; 0: none
-	SinceMerge bool          // narrow the merged checks to what the merge from ORIG_HEAD brought (hooks)
-	DryRun     bool          // say what would be done, change nothing
-	Cwd        string        // the env holding this directory is kept
+	Merged    bool          // envs whose branch is merged into their base
+	OlderThan time.Duration // envs inactive for longer than this; 0: none
+	Only      []*state.Env  // look only at these live envs (the hooks' candidates); nil: all
+	DryRun    bool          // say what would be done, change nothing
+	Cwd       string        // the env holding this directory is kept
 }
 
 // Item is what Run did, or would do, with one env.
@@ -67,6 +67,9 @@ func (sw *Sweeper) Run(ctx context.Context, opts Options) ([]Item, error) {
 	envs, err := sw.r.Store.Envs(ctx, false)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Only != nil {
+		envs = only(envs, opts.Only)
 	}
 	// The record must be writable before anything is healed or removed: a
 	// removal whose record cannot be written would leave the env's row
@@ -114,11 +117,7 @@ func (sw *Sweeper) Run(ctx context.Context, opts Options) ([]Item, error) {
 
 	status := map[int64]merged.Status{}
 	if opts.Merged && len(present) > 0 {
-		since := ""
-		if opts.SinceMerge {
-			since = sw.r.Git.OrigHead(ctx) // "": check every env with commits of its own
-		}
-		if status, err = merged.Check(ctx, sw.r.Git, sw.r.Store, present, branches, since); err != nil {
+		if status, err = merged.Check(ctx, sw.r.Git, sw.r.Store, present, branches, opts.Only != nil); err != nil {
 			return nil, err
 		}
 	}
@@ -219,14 +218,30 @@ func roundDuration(d time.Duration) string {
 	return fmt.Sprintf("%ds", int(d.Seconds()))
 }
 
-// Merged is what the git hooks run after a merge or a rebase in the
-// worktree at cwd: a Run over merged envs narrowed to what the merge
-// brought in (since ORIG_HEAD), when [worktree].cleanup_on_merge. It
-// keeps the env holding cwd.
-func (sw *Sweeper) Merged(ctx context.Context, cwd string) ([]Item, error) {
+// Merged is what the git hooks run when a change could have merged
+// candidates (nil: any env) in the worktree at cwd: a Run over them for
+// merged envs, when [worktree].cleanup_on_merge. It keeps the env
+// holding cwd.
+func (sw *Sweeper) Merged(ctx context.Context, cwd string, candidates []*state.Env) ([]Item, error) {
 	pol, err := sw.r.Policy()
 	if err != nil || !pol.Worktree.CleanupOnMerge {
 		return nil, err
 	}
-	return sw.Run(ctx, Options{Merged: true, SinceMerge: true, Cwd: cwd})
+	return sw.Run(ctx, Options{Merged: true, Only: candidates, Cwd: cwd})
+}
+
+// only is the envs of live that are still live among picked, as the
+// state has them now.
+func only(live, picked []*state.Env) []*state.Env {
+	want := make(map[int64]bool, len(picked))
+	for _, e := range picked {
+		want[e.ID] = true
+	}
+	var kept []*state.Env
+	for _, e := range live {
+		if want[e.ID] {
+			kept = append(kept, e)
+		}
+	}
+	return kept
 }
