@@ -2,16 +2,19 @@ package isolation
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/git-apex/git-apex/cleanstat"
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/merged"
 	"github.com/git-apex/git-apex/policy"
-
-	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -110,6 +113,7 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 			break
 		}
 	}
+	excludes := m.r.Personal(ctx).Excludes
 	var g errgroup.Group
 	g.SetLimit(2 * runtime.NumCPU())
 	for i := range listed {
@@ -131,15 +135,64 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 			if l.Problem != "" {
 				return nil // healing found git must not run there
 			}
-			st, err := m.r.Git.Status(ctx, l.Env.Path, gitx.StatusOptions{Branch: l.Env.Branch, Base: l.Env.Base,
-				BaseIsLocal: baseIsLocal, Contained: l.Env.Contained()})
-			if err != nil {
-				l.Problem = err.Error()
-				return nil
-			}
-			l.Changes, l.Counted, l.Ahead, l.Behind = &st.Changes, st.Counted, st.Ahead, st.Behind
-			return nil
+			return m.status(ctx, l, baseIsLocal, excludes)
 		})
 	}
-	return g.Wait()
+	err = g.Wait()
+	if !subset {
+		m.forgetStatuses(live)
+	}
+	return err
+}
+
+// status fills in l's uncommitted work and ahead/behind from git status,
+// or, for a worktree env, from the status cache when nothing git status
+// reads has changed since it last found the tree clean.
+func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, excludes string) error {
+	e := l.Env
+	baseRef := "refs/remotes/" + e.Base
+	if baseIsLocal {
+		baseRef = "refs/heads/" + e.Base
+	}
+	cached := e.Mode == string(policy.Worktree) && e.Branch != "" && e.Base != ""
+	file := filepath.Join(m.r.Git.ApexDir(), "clean", strconv.FormatInt(e.ID, 10))
+	var snap cleanstat.Snapshot
+	if cached {
+		snap = cleanstat.Take(cleanstat.Tree{Dir: e.Path, CommonDir: m.r.Git.CommonDir, Branch: e.Branch, BaseRef: baseRef, Excludes: excludes})
+		if c, ok := cleanstat.Lookup(file, snap); ok {
+			l.Changes, l.Counted, l.Ahead, l.Behind = &gitx.Changes{}, c.Counted, c.Ahead, c.Behind
+			return nil
+		}
+	}
+	st, err := m.r.Git.Status(ctx, e.Path, gitx.StatusOptions{Branch: e.Branch, Base: e.Base,
+		BaseIsLocal: baseIsLocal, Contained: e.Contained()})
+	if err != nil {
+		l.Problem = err.Error()
+		return nil
+	}
+	l.Changes, l.Counted, l.Ahead, l.Behind = &st.Changes, st.Counted, st.Ahead, st.Behind
+	if cached && !st.Dirty() {
+		// A cache that cannot be written only costs time.
+		_ = cleanstat.Keep(file, snap, cleanstat.Counts{Counted: st.Counted, Ahead: st.Ahead, Behind: st.Behind})
+	} else if cached {
+		_ = cleanstat.Forget(file)
+	}
+	return nil
+}
+
+// forgetStatuses removes the status cache of every env not in live (a
+// file named by another number; another process's temporary files are
+// left alone).
+func (m *Manager) forgetStatuses(live []*state.Env) {
+	keep := make(map[string]bool, len(live))
+	for _, e := range live {
+		keep[strconv.FormatInt(e.ID, 10)] = true
+	}
+	dir := filepath.Join(m.r.Git.ApexDir(), "clean")
+	names, _ := os.ReadDir(dir)
+	for _, n := range names {
+		if _, err := strconv.ParseInt(n.Name(), 10, 64); err == nil && !keep[n.Name()] {
+			os.Remove(filepath.Join(dir, n.Name()))
+		}
+	}
 }

@@ -16,12 +16,15 @@ type Personal struct {
 	Editor string // apex.editor: what `git apex open` runs
 	Root   string // apex.root: where new envs go (~/ is $HOME); wins over [worktree].root
 	Color  string // apex.color, else color.ui: auto, always or never
+	// Excludes is git's own core.excludesFile, which list's status cache
+	// watches.
+	Excludes string
 }
 
 // Personal reads the personal settings, once (one git process).
 func (r *Repo) Personal(ctx context.Context) Personal {
 	if r.personal == nil {
-		values, err := gitx.ConfigValues(ctx, r.Git.MainRoot(), `^(apex\.|color\.ui$)`)
+		values, err := gitx.ConfigValues(ctx, r.Git.MainRoot(), `^(apex\.|color\.ui$|core\.excludesfile$)`)
 		if err != nil {
 			r.Warnf("cannot read git config apex.*: %v", err)
 		}
@@ -31,16 +34,22 @@ func (r *Repo) Personal(ctx context.Context) Personal {
 	return *r.personal
 }
 
+// homePath is a path as git reads one from its config: a leading ~/ is
+// the home directory.
+func homePath(path string) string {
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return path
+}
+
 // readPersonal is the personal settings in git config values, as
 // gitx.ConfigValues returns them.
 func readPersonal(values map[string]string) Personal {
-	p := Personal{Editor: values["apex.editor"], Root: values["apex.root"], Color: values["apex.color"]}
-	// As git's own paths: a leading ~/ is the home directory.
-	if rest, ok := strings.CutPrefix(p.Root, "~/"); ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			p.Root = filepath.Join(home, rest)
-		}
-	}
+	p := Personal{Editor: values["apex.editor"], Root: homePath(values["apex.root"]), Color: values["apex.color"],
+		Excludes: homePath(values["core.excludesfile"])}
 	if p.Color == "" {
 		p.Color = values["color.ui"]
 	}

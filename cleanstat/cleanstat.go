@@ -1,0 +1,211 @@
+// Package cleanstat lets list skip `git status` in an env's worktree that
+// has not changed since git last found it clean. A snapshot is the stat
+// data (size, mode, inode, modification and change times) of everything
+// in the worktree, ignored files included, and of every file outside it
+// that can change what git status says: the worktree's HEAD, index and
+// config, the branch and base refs, the repository's config and exclude
+// files, and the user's. A snapshot is taken before git status runs and
+// kept only when status finds the tree clean and nothing in the snapshot
+// is racy (changed in the second the snapshot began, when a coarse clock
+// could hide a later change). The next snapshot matching it byte for byte
+// means nothing git status reads has changed; anything else, git runs.
+//
+// Git config given in the environment (GIT_CONFIG_*) is part of the
+// snapshot. Trees it does not cache: ones with submodules (their state
+// lives outside the worktree), more than MaxEntries entries (stat-ing
+// them costs what git status does), and repositories with reftable refs.
+// The system config file is watched at /etc/gitconfig (or
+// GIT_CONFIG_SYSTEM) only.
+package cleanstat
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaxEntries is the most files and directories a cached worktree holds.
+const MaxEntries = 20000
+
+// Tree is an env's worktree, as the cache needs it.
+type Tree struct {
+	Dir       string // the worktree
+	CommonDir string // the repository's common git dir
+	Branch    string // its branch, short
+	BaseRef   string // the ref ahead/behind counts against, full (refs/heads/main)
+	Excludes  string // core.excludesFile, when set
+}
+
+// Counts is what git status said beyond "clean": how far the branch is
+// ahead of and behind its base.
+type Counts struct {
+	Counted       bool
+	Ahead, Behind int
+}
+
+// Snapshot is a tree's stat data, digested.
+type Snapshot struct {
+	Digest string
+	Racy   bool // something in it changed in the second it began
+	Usable bool // false: the tree is one the cache does not keep
+}
+
+// entry is what the cache file holds.
+type entry struct {
+	Digest string `json:"digest"`
+	Counts Counts `json:"counts"`
+}
+
+// Take snapshots t.
+func Take(t Tree) Snapshot {
+	if exists(filepath.Join(t.Dir, ".gitmodules")) || exists(filepath.Join(t.CommonDir, "reftable")) {
+		return Snapshot{}
+	}
+	gitDir, ok := worktreeGitDir(t.Dir)
+	if !ok {
+		return Snapshot{}
+	}
+	began := time.Now().Truncate(time.Second)
+	d := &digest{h: sha256.New(), began: began.UnixNano()}
+	home, _ := os.UserHomeDir()
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	for _, f := range []string{
+		filepath.Join(gitDir, "HEAD"), filepath.Join(gitDir, "index"), filepath.Join(gitDir, "config.worktree"),
+		filepath.Join(t.CommonDir, "config"), filepath.Join(t.CommonDir, "packed-refs"),
+		filepath.Join(t.CommonDir, "info", "exclude"), filepath.Join(t.CommonDir, "info", "attributes"),
+		filepath.Join(t.CommonDir, "refs", "heads", t.Branch), filepath.Join(t.CommonDir, t.BaseRef),
+		filepath.Join(home, ".gitconfig"), filepath.Join(xdg, "git", "config"), filepath.Join(xdg, "git", "ignore"),
+		filepath.Join(xdg, "git", "attributes"), "/etc/gitconfig", t.Excludes,
+		os.Getenv("GIT_CONFIG_GLOBAL"), os.Getenv("GIT_CONFIG_SYSTEM"),
+	} {
+		if f != "" {
+			d.add(f, f)
+		}
+	}
+	var config []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GIT_CONFIG") {
+			config = append(config, kv)
+		}
+	}
+	slices.Sort(config) // each process has its own order
+	fmt.Fprintf(d.h, "%q\x00", config)
+	entries := 0
+	err := filepath.WalkDir(t.Dir, func(path string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if entries++; entries > MaxEntries {
+			return fs.SkipAll
+		}
+		rel, _ := filepath.Rel(t.Dir, path)
+		d.add(path, rel)
+		return nil
+	})
+	if err != nil || entries > MaxEntries {
+		return Snapshot{}
+	}
+	return Snapshot{Digest: hex.EncodeToString(d.h.Sum(nil)), Racy: d.racy, Usable: true}
+}
+
+// digest hashes stat data, noting what is racy.
+type digest struct {
+	h     hash.Hash
+	began int64 // when the snapshot began, in whole seconds (ns)
+	racy  bool
+}
+
+func (d *digest) add(path, name string) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		fmt.Fprintf(d.h, "%q missing\x00", name)
+		return
+	}
+	mtime, ctime := unix.TimespecToNsec(st.Mtim), unix.TimespecToNsec(st.Ctim)
+	d.racy = d.racy || mtime >= d.began || ctime >= d.began
+	fmt.Fprintf(d.h, "%q %o %d %d %d %d\x00", name, st.Mode, st.Size, st.Ino, mtime, ctime)
+}
+
+// worktreeGitDir is the git dir a linked worktree's .git file names.
+func worktreeGitDir(dir string) (string, bool) {
+	data, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return "", false
+	}
+	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+	if !ok || !filepath.IsAbs(gitDir) {
+		return "", false
+	}
+	return gitDir, true
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// Lookup returns the counts kept in file for a clean tree whose
+// snapshot is s, or false when s is not the one kept.
+func Lookup(file string, s Snapshot) (Counts, bool) {
+	if !s.Usable {
+		return Counts{}, false
+	}
+	data, err := os.ReadFile(file)
+	var e entry
+	if err != nil || json.Unmarshal(data, &e) != nil || e.Digest != s.Digest {
+		return Counts{}, false
+	}
+	return e.Counts, true
+}
+
+// Keep records in file that the tree of snapshot s, taken before git
+// status ran, was clean with counts c; a snapshot that is racy or not
+// usable is not kept, and any earlier one is forgotten.
+func Keep(file string, s Snapshot, c Counts) error {
+	if !s.Usable || s.Racy {
+		return Forget(file)
+	}
+	data, err := json.Marshal(entry{Digest: s.Digest, Counts: c})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".new-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// Forget removes what file kept.
+func Forget(file string) error {
+	if err := os.Remove(file); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
