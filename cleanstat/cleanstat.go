@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,7 +43,8 @@ type Tree struct {
 	Dir       string // the worktree
 	CommonDir string // the repository's common git dir
 	Branch    string // its branch, short
-	BaseRef   string // the ref ahead/behind counts against, full (refs/heads/main)
+	Base      string // the branch ahead/behind counts against, short
+	Remote    bool   // Base is a remote-tracking branch (origin/main), not a local one
 	Excludes  string // core.excludesFile, when set
 }
 
@@ -75,6 +77,10 @@ func Take(t Tree) Snapshot {
 	if !ok {
 		return Snapshot{}
 	}
+	baseRef := filepath.Join("refs", "heads", t.Base)
+	if t.Remote {
+		baseRef = filepath.Join("refs", "remotes", t.Base)
+	}
 	began := time.Now().Truncate(time.Second)
 	d := &digest{h: sha256.New(), began: began.UnixNano()}
 	home, _ := os.UserHomeDir()
@@ -86,7 +92,7 @@ func Take(t Tree) Snapshot {
 		filepath.Join(gitDir, "HEAD"), filepath.Join(gitDir, "index"), filepath.Join(gitDir, "config.worktree"),
 		filepath.Join(t.CommonDir, "config"), filepath.Join(t.CommonDir, "packed-refs"),
 		filepath.Join(t.CommonDir, "info", "exclude"), filepath.Join(t.CommonDir, "info", "attributes"),
-		filepath.Join(t.CommonDir, "refs", "heads", t.Branch), filepath.Join(t.CommonDir, t.BaseRef),
+		filepath.Join(t.CommonDir, "refs", "heads", t.Branch), filepath.Join(t.CommonDir, baseRef),
 		filepath.Join(home, ".gitconfig"), filepath.Join(xdg, "git", "config"), filepath.Join(xdg, "git", "ignore"),
 		filepath.Join(xdg, "git", "attributes"), "/etc/gitconfig", t.Excludes,
 		os.Getenv("GIT_CONFIG_GLOBAL"), os.Getenv("GIT_CONFIG_SYSTEM"),
@@ -157,13 +163,21 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// Lookup returns the counts kept in file for a clean tree whose
-// snapshot is s, or false when s is not the one kept.
-func Lookup(file string, s Snapshot) (Counts, bool) {
+// Dir is where a repository keeps its snapshots, one file per env.
+type Dir string
+
+// In is the Dir in a repository's git-apex directory.
+func In(apexDir string) Dir { return Dir(filepath.Join(apexDir, "clean")) }
+
+func (d Dir) file(id int64) string { return filepath.Join(string(d), strconv.FormatInt(id, 10)) }
+
+// Lookup returns the counts kept for env id's tree, clean when
+// snapshot s was kept, or false when s is not the one kept.
+func (d Dir) Lookup(id int64, s Snapshot) (Counts, bool) {
 	if !s.Usable {
 		return Counts{}, false
 	}
-	data, err := os.ReadFile(file)
+	data, err := os.ReadFile(d.file(id))
 	var e entry
 	if err != nil || json.Unmarshal(data, &e) != nil || e.Digest != s.Digest {
 		return Counts{}, false
@@ -171,41 +185,44 @@ func Lookup(file string, s Snapshot) (Counts, bool) {
 	return e.Counts, true
 }
 
-// Keep records in file that the tree of snapshot s, taken before git
+// Keep records that env id's tree, of snapshot s taken before git
 // status ran, was clean with counts c; a snapshot that is racy or not
-// usable is not kept, and any earlier one is forgotten.
-func Keep(file string, s Snapshot, c Counts) error {
+// usable is not kept, and any earlier one is forgotten. A cache that
+// cannot be written only costs time: Keep reports nothing.
+func (d Dir) Keep(id int64, s Snapshot, c Counts) {
+	file := d.file(id)
 	if !s.Usable || s.Racy {
-		return Forget(file)
+		d.Forget(id)
+		return
 	}
-	data, err := json.Marshal(entry{Digest: s.Digest, Counts: c})
+	data, _ := json.Marshal(entry{Digest: s.Digest, Counts: c})
+	if os.MkdirAll(string(d), 0o755) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(string(d), filepath.Base(file)+".new-*")
 	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".new-*")
-	if err != nil {
-		return err
+		return
 	}
 	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), file)
-	}
-	if err != nil {
+	if cerr := tmp.Close(); err != nil || cerr != nil || os.Rename(tmp.Name(), file) != nil {
 		os.Remove(tmp.Name())
 	}
-	return err
 }
 
-// Forget removes what file kept.
-func Forget(file string) error {
-	if err := os.Remove(file); err != nil && !os.IsNotExist(err) {
-		return err
+// Forget removes what was kept for env id.
+func (d Dir) Forget(id int64) { os.Remove(d.file(id)) }
+
+// Prune forgets every env not in live (files named by other numbers;
+// another process's temporary files are left alone).
+func (d Dir) Prune(live []int64) {
+	keep := make(map[string]bool, len(live))
+	for _, id := range live {
+		keep[strconv.FormatInt(id, 10)] = true
 	}
-	return nil
+	names, _ := os.ReadDir(string(d))
+	for _, n := range names {
+		if _, err := strconv.ParseInt(n.Name(), 10, 64); err == nil && !keep[n.Name()] {
+			os.Remove(filepath.Join(string(d), n.Name()))
+		}
+	}
 }

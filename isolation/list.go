@@ -2,10 +2,7 @@ package isolation
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"runtime"
-	"strconv"
 
 	"golang.org/x/sync/errgroup"
 
@@ -140,7 +137,11 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 	}
 	err = g.Wait()
 	if !subset {
-		m.forgetStatuses(live)
+		ids := make([]int64, len(live))
+		for i, e := range live {
+			ids[i] = e.ID
+		}
+		cleanstat.In(m.r.Git.ApexDir()).Prune(ids)
 	}
 	return err
 }
@@ -149,17 +150,13 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 // or, for a worktree env, from the status cache when nothing git status
 // reads has changed since it last found the tree clean.
 func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, excludes string) error {
-	e := l.Env
-	baseRef := "refs/remotes/" + e.Base
-	if baseIsLocal {
-		baseRef = "refs/heads/" + e.Base
-	}
+	e, statuses := l.Env, cleanstat.In(m.r.Git.ApexDir())
 	cached := e.Mode == string(policy.Worktree) && e.Branch != "" && e.Base != ""
-	file := filepath.Join(m.r.Git.ApexDir(), "clean", strconv.FormatInt(e.ID, 10))
 	var snap cleanstat.Snapshot
 	if cached {
-		snap = cleanstat.Take(cleanstat.Tree{Dir: e.Path, CommonDir: m.r.Git.CommonDir, Branch: e.Branch, BaseRef: baseRef, Excludes: excludes})
-		if c, ok := cleanstat.Lookup(file, snap); ok {
+		snap = cleanstat.Take(cleanstat.Tree{Dir: e.Path, CommonDir: m.r.Git.CommonDir, Branch: e.Branch, Base: e.Base,
+			Remote: !baseIsLocal, Excludes: excludes})
+		if c, ok := statuses.Lookup(e.ID, snap); ok {
 			l.Changes, l.Counted, l.Ahead, l.Behind = &gitx.Changes{}, c.Counted, c.Ahead, c.Behind
 			return nil
 		}
@@ -172,27 +169,9 @@ func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, exclu
 	}
 	l.Changes, l.Counted, l.Ahead, l.Behind = &st.Changes, st.Counted, st.Ahead, st.Behind
 	if cached && !st.Dirty() {
-		// A cache that cannot be written only costs time.
-		_ = cleanstat.Keep(file, snap, cleanstat.Counts{Counted: st.Counted, Ahead: st.Ahead, Behind: st.Behind})
+		statuses.Keep(e.ID, snap, cleanstat.Counts{Counted: st.Counted, Ahead: st.Ahead, Behind: st.Behind})
 	} else if cached {
-		_ = cleanstat.Forget(file)
+		statuses.Forget(e.ID)
 	}
 	return nil
-}
-
-// forgetStatuses removes the status cache of every env not in live (a
-// file named by another number; another process's temporary files are
-// left alone).
-func (m *Manager) forgetStatuses(live []*state.Env) {
-	keep := make(map[string]bool, len(live))
-	for _, e := range live {
-		keep[strconv.FormatInt(e.ID, 10)] = true
-	}
-	dir := filepath.Join(m.r.Git.ApexDir(), "clean")
-	names, _ := os.ReadDir(dir)
-	for _, n := range names {
-		if _, err := strconv.ParseInt(n.Name(), 10, 64); err == nil && !keep[n.Name()] {
-			os.Remove(filepath.Join(dir, n.Name()))
-		}
-	}
 }
