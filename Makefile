@@ -9,8 +9,10 @@ export CGO_ENABLED := 1
 
 # The binary leaves out urfave/cli's man page generator, which costs half a
 # millisecond at every start; `make man` runs it from a build that has it.
+# The engine build (serve, mcp) goes beside it.
 build:
 	$(GO) build -tags urfave_cli_no_docs -ldflags "-X main.version=$(VERSION)" -o bin/git-apex ./cmd/git-apex
+	$(GO) build -tags "urfave_cli_no_docs engine" -ldflags "-X main.version=$(VERSION)" -o bin/git-apex-engine ./cmd/git-apex
 
 # The man page is generated from the command-line definition.
 man:
@@ -19,8 +21,10 @@ man:
 test:
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
+	$(GO) vet -tags engine ./cmd/git-apex
 	@echo "make test: checking that git-apex compiles for macOS"
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet -tags engine ./cmd/git-apex
 	@docker image inspect apex-test:latest >/dev/null 2>&1 || \
 		echo "make test: no Docker daemon with image apex-test:latest: the container scenarios are SKIPPED (.ci/run starts a daemon and builds the image)"
 	$(GO) test ./...

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds git-apex and installs it with its man page and shell completion:
 #   $PREFIX/bin/git-apex
+#   $PREFIX/bin/git-apex-engine                           (serve and mcp run it)
 #   $PREFIX/share/man/man1/git-apex.1
 #   $PREFIX/share/bash-completion/completions/git-apex   (bash, also for `git apex`)
 #   $PREFIX/share/zsh/site-functions/_git-apex           (zsh)
@@ -13,6 +14,7 @@ PREFIX=${PREFIX:-$HOME/.local}
 cd "$(dirname "$0")"
 
 bin=$PREFIX/bin/git-apex
+engine=$PREFIX/bin/git-apex-engine
 man=$PREFIX/share/man/man1/git-apex.1
 bash_completion=$PREFIX/share/bash-completion/completions/git-apex
 zsh_completion=$PREFIX/share/zsh/site-functions/_git-apex
@@ -20,7 +22,7 @@ fish_completion=$PREFIX/share/fish/vendor_conf.d/git-apex.fish
 
 case "${1-}" in
 --uninstall)
-	for f in "$bin" "$man" "$bash_completion" "$zsh_completion" "$fish_completion"; do
+	for f in "$bin" "$engine" "$man" "$bash_completion" "$zsh_completion" "$fish_completion"; do
 		if [ -e "$f" ]; then
 			rm -f "$f"
 			echo "removed $f" >&2
@@ -53,18 +55,22 @@ echo "building git-apex $version (the first build compiles SQLite and takes abou
 # The installed binary leaves out urfave/cli's man page generator (it costs
 # half a millisecond at every start); a build with it writes the page.
 CGO_ENABLED=1 go build -tags urfave_cli_no_docs -ldflags "-X main.version=$version" -o "$build/git-apex" ./cmd/git-apex
+# The engine build has the HTTP API and MCP servers; the everyday binary
+# leaves them out and runs the engine for serve and mcp.
+CGO_ENABLED=1 go build -tags "urfave_cli_no_docs engine" -ldflags "-X main.version=$version" -o "$build/git-apex-engine" ./cmd/git-apex
 CGO_ENABLED=1 go build -o "$build/git-apex-man" ./cmd/git-apex
 "$build/git-apex-man" man > "$build/git-apex.1"
 
-for f in "$bin" "$man" "$bash_completion" "$zsh_completion" "$fish_completion"; do
+for f in "$bin" "$engine" "$man" "$bash_completion" "$zsh_completion" "$fish_completion"; do
 	mkdir -p "$(dirname "$f")"
 done
+cp "$build/git-apex-engine" "$engine.new" && mv -f "$engine.new" "$engine"
 cp "$build/git-apex" "$bin.new" && mv -f "$bin.new" "$bin"
 cp "$build/git-apex.1" "$man"
 "$build/git-apex" completion bash > "$bash_completion"
 "$build/git-apex" completion zsh > "$zsh_completion"
 "$build/git-apex" completion fish > "$fish_completion"
-echo "installed $bin, its man page and completion for bash, zsh and fish under $PREFIX/share" >&2
+echo "installed $bin, $engine, its man page and completion for bash, zsh and fish under $PREFIX/share" >&2
 
 case ":$PATH:" in
 *":$PREFIX/bin:"*) ;;

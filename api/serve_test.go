@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "git-apex")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/git-apex")
+	build := exec.Command("go", "build", "-tags", "engine", "-o", binary, "../cmd/git-apex")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic(err)

@@ -21,7 +21,7 @@ import (
 // runs commands in it, reads its changes, and removes it.
 func TestAgentSession(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "git-apex")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/git-apex")
+	build := exec.Command("go", "build", "-tags", "engine", "-o", bin, "../cmd/git-apex")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -48,8 +48,26 @@ func TestInstall(t *testing.T) {
 	if err != nil || !strings.Contains(out, "isolated place to work") {
 		t.Errorf("git apex --help: %v\n%s", err, out)
 	}
+	// serve and mcp run the engine build installed beside git-apex, and
+	// say what is missing when it is not there.
+	token := filepath.Join(t.TempDir(), "token")
+	out, err = runWithEnv(env, "git", "apex", "serve", "--print-token", "--token-file", token)
+	if data, rerr := os.ReadFile(token); err != nil || rerr != nil || strings.TrimSpace(out) != strings.TrimSpace(string(data)) {
+		t.Errorf("git apex serve --print-token: %v: %s (token file: %v)", err, out, rerr)
+	}
+	engine := filepath.Join(bin, EngineName)
+	if err := os.Rename(engine, engine+".away"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runWithEnv([]string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + t.TempDir()}, filepath.Join(bin, "git-apex"), "mcp")
+	if err == nil || !strings.Contains(out, "need git-apex-engine, which is not beside") {
+		t.Errorf("git-apex mcp without the engine: %v: %s", err, out)
+	}
+	if err := os.Rename(engine+".away", engine); err != nil {
+		t.Fatal(err)
+	}
 	installed := []string{
-		"bin/git-apex", "share/man/man1/git-apex.1", "share/bash-completion/completions/git-apex",
+		"bin/git-apex", "bin/git-apex-engine", "share/man/man1/git-apex.1", "share/bash-completion/completions/git-apex",
 		"share/zsh/site-functions/_git-apex", "share/fish/vendor_conf.d/git-apex.fish",
 	}
 	for _, f := range installed {

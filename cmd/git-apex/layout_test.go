@@ -34,8 +34,9 @@ var onlyImporters = map[string][]string{
 var hooksMayImport = []string{"exitcode", "gitx"}
 
 // notCommands are the files of cmd/git-apex that hold no command's work
-// (shell-init and cd are shell glue, whole in their file).
-var notCommands = []string{"app.go", "main.go", "man.go", "output.go", "shellinit.go"}
+// (shell-init and cd are shell glue, whole in their file; engine.go and
+// engine_light.go say which build serve and mcp run in).
+var notCommands = []string{"app.go", "engine.go", "engine_light.go", "main.go", "man.go", "output.go", "shellinit.go"}
 
 // TestCommandFiles checks that the work of each command is in a file of
 // the same name in another package, one hop from cmd/git-apex/<command>.go.

@@ -70,6 +70,20 @@ func TestScripts(t *testing.T) {
 	})
 }
 
+// buildEngine builds the engine (git-apex-engine, for serve and mcp)
+// once, into a directory the scripts find it in on PATH.
+var buildEngine = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "apex-engine-")
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command("go", "build", "-tags", "engine", "-o", filepath.Join(dir, EngineName), ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build -tags engine: %v\n%s", err, out)
+	}
+	return dir, nil
+})
+
 // testImage is the image the container scenarios use; .ci/run builds it
 // with testdata/docker/build-image.sh.
 const testImage = "apex-test:latest"
@@ -247,6 +261,11 @@ func setupScript(env *testscript.Env) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
+	engineDir, err := buildEngine()
+	if err != nil {
+		return err
+	}
+	env.Setenv("PATH", engineDir+string(os.PathListSeparator)+env.Getenv("PATH"))
 	if host := os.Getenv("DOCKER_HOST"); host != "" {
 		env.Setenv("DOCKER_HOST", host)
 	}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
-
-	"github.com/git-apex/git-apex/api"
-	"github.com/git-apex/git-apex/gitx"
 )
 
 func serveCommand() *cli.Command {
@@ -29,25 +26,6 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "token-file", Usage: "keep the bearer token in `FILE`"},
 			&cli.BoolFlag{Name: "print-token", Usage: "print the bearer token (making it if need be) and exit"},
 		},
-		Action: func(c *cli.Context) error {
-			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
-				return err
-			}
-			opts := api.Options{Socket: c.String("socket"), Listen: c.String("listen"), AllowClone: c.Bool("allow-clone"),
-				MaxRunning: c.Int("max-running"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
-				TokenFile: c.String("token-file"), Repo: repoOptions(c), Log: c.App.ErrWriter}
-			if c.Bool("print-token") {
-				token, err := api.Token(opts.TokenFile)
-				if err != nil {
-					return err
-				}
-				return printLine(c, token)
-			}
-			if _, err := gitx.Open(c.Context, "."); err == nil || len(c.StringSlice("repo")) == 0 {
-				opts.Repos = append(opts.Repos, ".")
-			}
-			opts.Repos = append(opts.Repos, c.StringSlice("repo")...)
-			return api.Serve(c.Context, opts)
-		},
+		Action: serveAction,
 	}
 }
