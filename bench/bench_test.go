@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,12 +20,14 @@ func TestTinyRun(t *testing.T) {
 		t.Skip("builds git-apex; skipped with -short")
 	}
 	dir := t.TempDir()
-	apex := filepath.Join(dir, "git-apex")
-	build := exec.Command("go", "build", "-o", apex, "../cmd/git-apex")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	apex, empty := filepath.Join(dir, "git-apex"), filepath.Join(dir, "empty")
+	for _, args := range [][]string{{"-o", apex, "../cmd/git-apex"}, {"-tags", "engine", "-o", apex + "-engine", "../cmd/git-apex"}, {"-o", empty, "./empty"}} {
+		if out, err := exec.Command("go", append([]string{"build"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("go build %v: %v\n%s", args, err, out)
+		}
 	}
-	cfg := config{apex: apex, sizes: []int{50}, pairs: 1, listCounts: []int{2}, hookEnvs: 2, gcEnvs: 2, batchTasks: 3,
+	cfg := config{apex: apex, empty: empty, sizes: []int{50}, pairs: 1, listCounts: []int{2}, hookCounts: []int{2, 3},
+		mergeEnvs: 2, gcEnvs: 2, batchTasks: 3,
 		apiEnvs: 2, loadClients: 4, loadTime: 200 * time.Millisecond,
 		cacheDir: filepath.Join(dir, "cache"), outDir: filepath.Join(dir, "results")}
 	var table strings.Builder
@@ -41,7 +45,8 @@ func TestTinyRun(t *testing.T) {
 			t.Errorf("row %+v", r)
 		}
 	}
-	want := "start,start (warm slot),hook (2 envs),batch 3 x true (-j 4),remove,complete identities (2 envs),list (2 envs),gc --merged (2 envs),POST /workflows,GET /worktrees (2 envs),--version,path"
+	want := "start,start (warm slot),hook (2 envs),git merge --ff-only, hooks installed (2 envs),batch 3 x true (-j 4),hook (3 envs)," +
+		"remove,complete identities (2 envs),list (2 envs),gc --merged (2 envs),POST /workflows,GET /worktrees (2 envs),--version,path"
 	if dockerReady() {
 		want = strings.Replace(want, ",POST /workflows", ",start --isolation full,exec -- true (full),POST /workflows", 1)
 	}
@@ -77,5 +82,34 @@ func TestTinyRun(t *testing.T) {
 	out, _ = exec.Command("git", "-C", repo, "rev-list", "--count", "HEAD").Output()
 	if strings.TrimSpace(string(out)) != "20" {
 		t.Errorf("history of %s commits, want 20", out)
+	}
+}
+
+// TestQuickRows checks which rows a quick run (BENCH_QUICK=1) measures.
+func TestQuickRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds git-apex; skipped with -short")
+	}
+	t.Setenv("BENCH_QUICK", "1")
+	dir := t.TempDir()
+	cfg, err := configFromEnv(filepath.Join(dir, "git-apex"))
+	if err != nil || !cfg.quick || fmt.Sprint(cfg.sizes, cfg.hookCounts, cfg.listCounts) != "[1000 10000] [100] [100]" {
+		t.Fatalf("quick config %+v, %v", cfg, err)
+	}
+	if out, err := exec.Command("go", "build", "-o", cfg.apex, "../cmd/git-apex").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cfg.sizes, cfg.hookCounts, cfg.listCounts, cfg.pairs = []int{50, 60}, []int{2}, []int{2}, 1
+	cfg.cacheDir, cfg.outDir = filepath.Join(dir, "cache"), filepath.Join(dir, "results")
+	res, err := run(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, r := range res.Rows {
+		ops = append(ops, fmt.Sprintf("%s@%d", r.Op, r.Files))
+	}
+	if got, want := strings.Join(ops, ","), "start@50,hook (2 envs)@50,complete identities (2 envs)@50,list (2 envs)@50,path@50,start (warm slot)@60"; got != want {
+		t.Errorf("quick rows %s, want %s", got, want)
 	}
 }

@@ -6,7 +6,11 @@
 //
 // Run it with `make bench` (bench/run). Settings come from the environment:
 //
+//	BENCH_QUICK  1: only the key rows (start, path, --version, hook and list
+//	             with 100 envs at 1k files, pooled start at 10k), in minutes
 //	BENCH_SIZES  repository sizes, default "1k,10k"; "100k" is opt-in (minutes to make)
+//	BENCH_HOOKS  env counts of the hook rows, default "100,500"
+//	BENCH_LISTS  env counts of the list rows, default "10,100,500"
 //	BENCH_PAIRS  timed pairs per row, default 5
 //	BENCH_GC     1 adds the gc row (50 fresh worktrees a run: minutes)
 //	BENCH_LOAD   seconds of the GET /healthz load (64 clients), default 10
@@ -26,9 +30,13 @@ import (
 )
 
 func main() {
-	apex := flag.String("apex", "", "the git-apex binary to measure")
+	apex := flag.String("apex", "", "the git-apex binary to measure (git-apex-engine beside it, for the API rows)")
+	empty := flag.String("empty", "", "an empty Go program, the --version row's baseline (bench/run builds one)")
 	flag.Parse()
 	cfg, err := configFromEnv(*apex)
+	if *empty != "" {
+		cfg.empty, _ = filepath.Abs(*empty)
+	}
 	if err == nil {
 		_, err = run(cfg, os.Stdout)
 	}
@@ -41,10 +49,14 @@ func main() {
 // config is one harness run.
 type config struct {
 	apex        string // git-apex binary
+	empty       string // an empty Go program; "": no --version row
+	quick       bool   // only the key rows
 	sizes       []int  // files per generated repository; the first is used for the rows that need many envs
 	pairs       int
 	listCounts  []int // env counts for the list rows
-	hookEnvs    int   // envs for the hook row
+	hookCounts  []int // env counts for the hook rows
+	mergeEnvs   int   // envs for the merge-with-hooks row
+	mergeFrom   int   // the smallest size the merge-with-hooks row runs at
 	gcEnvs      int   // envs for the gc row; 0 leaves it out
 	batchTasks  int   // tasks in the batch row
 	apiEnvs     int   // envs for the GET /worktrees row
@@ -58,18 +70,38 @@ func configFromEnv(apex string) (config, error) {
 	if apex == "" {
 		return config{}, fmt.Errorf("-apex BINARY is required (bench/run builds one)")
 	}
-	cfg := config{apex: apex, pairs: 5, listCounts: []int{10, 100}, hookEnvs: 100, batchTasks: 20,
-		apiEnvs: 100, loadClients: 64, loadTime: 10 * time.Second, outDir: filepath.Join("bench", "results")}
+	apex, err := filepath.Abs(apex)
+	if err != nil {
+		return config{}, err
+	}
+	cfg := config{apex: apex, pairs: 5, listCounts: []int{10, 100, 500}, hookCounts: []int{100, 500}, mergeEnvs: 100, mergeFrom: 10000,
+		batchTasks: 20, apiEnvs: 100, loadClients: 64, loadTime: 10 * time.Second, outDir: filepath.Join("bench", "results")}
 	sizes := os.Getenv("BENCH_SIZES")
 	if sizes == "" {
 		sizes = "1k,10k"
 	}
-	for _, s := range strings.Split(sizes, ",") {
-		n, err := parseSize(strings.TrimSpace(s))
-		if err != nil {
+	if cfg.sizes, err = numbers("BENCH_SIZES", sizes, parseSize); err != nil {
+		return cfg, err
+	}
+	count := func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return 0, fmt.Errorf("bad count %q: use a whole number of at least 1", s)
+		}
+		return n, nil
+	}
+	if v := os.Getenv("BENCH_HOOKS"); v != "" {
+		if cfg.hookCounts, err = numbers("BENCH_HOOKS", v, count); err != nil {
 			return cfg, err
 		}
-		cfg.sizes = append(cfg.sizes, n)
+	}
+	if v := os.Getenv("BENCH_LISTS"); v != "" {
+		if cfg.listCounts, err = numbers("BENCH_LISTS", v, count); err != nil {
+			return cfg, err
+		}
+	}
+	if os.Getenv("BENCH_QUICK") == "1" {
+		cfg.quick, cfg.sizes, cfg.hookCounts, cfg.listCounts = true, []int{1000, 10000}, []int{100}, []int{100}
 	}
 	if p := os.Getenv("BENCH_PAIRS"); p != "" {
 		n, err := strconv.Atoi(p)
@@ -100,6 +132,19 @@ func configFromEnv(apex string) (config, error) {
 		cfg.outDir = out
 	}
 	return cfg, nil
+}
+
+// numbers reads a comma-separated list of values with parse.
+func numbers(name, list string, parse func(string) (int, error)) ([]int, error) {
+	var ns []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := parse(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
 }
 
 // parseSize reads "1k", "10k", "100k" or a plain number of files.

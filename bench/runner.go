@@ -128,7 +128,9 @@ func newBench(cfg config, repo string, files int) (*bench, error) {
 	// The policy puts environments in this temporary directory, outside
 	// the repository's parent: it is approved once, in the bench's own
 	// state directory.
-	b.env = append(os.Environ(), "GIT_APEX_POLICY="+policy, "XDG_STATE_HOME="+filepath.Join(root, "state"))
+	// The hooks run the git-apex on PATH: this one.
+	path := filepath.Dir(cfg.apex) + string(os.PathListSeparator) + os.Getenv("PATH")
+	b.env = append(os.Environ(), "GIT_APEX_POLICY="+policy, "XDG_STATE_HOME="+filepath.Join(root, "state"), "PATH="+path)
 	return b, untimed(b.apex("trust"))
 }
 
@@ -168,66 +170,72 @@ func (b *bench) close() error {
 	return err
 }
 
-// rows measures the operations for this size: start (fresh and from a
-// warm slot) and the hook everywhere, the batch on the last (largest)
-// size, the rest only on the first size (all selects them), the API's
-// with the healthz load among them.
-func (b *bench) rows(all, last bool) ([]row, *loadResult, error) {
+// rows measures the operations for this size. A quick run measures
+// start, --version, path and the hook and list with 100 envs at the first
+// size and the pooled start at the second. Otherwise start, the pooled
+// start and the hook (first count) run at every size, the merge with hooks
+// at cfg.mergeFrom files or more, the batch at the last size, and the rest
+// (the other counts, remove, list, gc, full mode, the API, the floor) at
+// the first.
+func (b *bench) rows(first, last bool) ([]row, *loadResult, error) {
 	var rows []row
-	add := func(r row, err error) error {
-		if err == nil {
-			rows = append(rows, r)
+	var load *loadResult
+	one := func(f func() (row, error)) func() error {
+		return func() error {
+			r, err := f()
+			if err == nil {
+				rows = append(rows, r)
+			}
+			return err
 		}
-		return err
 	}
-	if err := add(b.start()); err != nil {
-		return nil, nil, err
+	many := func(f func() ([]row, error)) func() error {
+		return func() error {
+			rs, err := f()
+			rows = append(rows, rs...)
+			return err
+		}
 	}
-	if err := add(b.pooledStart()); err != nil {
-		return nil, nil, err
+	var steps []func() error
+	hooks, lists := b.cfg.hookCounts, b.cfg.listCounts
+	switch {
+	case b.cfg.quick && first:
+		steps = append(steps, one(b.start), one(b.hookRow(hooks[0])), many(b.listRows(lists[0])), many(b.floor))
+	case b.cfg.quick:
+		steps = append(steps, one(b.pooledStart))
+	default:
+		steps = append(steps, one(b.start), one(b.pooledStart), one(b.hookRow(hooks[0])))
+		if b.files >= b.cfg.mergeFrom {
+			steps = append(steps, one(b.mergeWithHooks))
+		}
+		if last {
+			steps = append(steps, one(func() (row, error) { return b.batch(b.cfg.batchTasks, 4) }))
+		}
+		if !first {
+			break
+		}
+		for _, n := range hooks[1:] {
+			steps = append(steps, one(b.hookRow(n)))
+		}
+		steps = append(steps, one(b.remove))
+		for _, n := range lists {
+			steps = append(steps, many(b.listRows(n)))
+		}
+		if b.cfg.gcEnvs > 0 {
+			steps = append(steps, one(func() (row, error) { return b.gc(b.cfg.gcEnvs) }))
+		}
+		steps = append(steps, many(b.fullRows), many(func() ([]row, error) {
+			api, l, err := b.api(b.cfg.apiEnvs)
+			load = l
+			return api, err
+		}), many(b.floor))
 	}
-	if err := add(b.hook(b.cfg.hookEnvs)); err != nil {
-		return nil, nil, err
-	}
-	if last {
-		if err := add(b.batch(b.cfg.batchTasks, 4)); err != nil {
+	for _, step := range steps {
+		if err := step(); err != nil {
 			return nil, nil, err
 		}
 	}
-	if !all {
-		return rows, nil, nil
-	}
-	if err := add(b.remove()); err != nil {
-		return nil, nil, err
-	}
-	for _, n := range b.cfg.listCounts {
-		listed, err := b.list(n)
-		if err != nil {
-			return nil, nil, err
-		}
-		rows = append(rows, listed...)
-	}
-	if b.cfg.gcEnvs > 0 {
-		if err := add(b.gc(b.cfg.gcEnvs)); err != nil {
-			return nil, nil, err
-		}
-	}
-	if dockerReady() {
-		full, err := b.full()
-		if err != nil {
-			return nil, nil, err
-		}
-		rows = append(rows, full...)
-	} else {
-		fmt.Fprintf(os.Stderr, "bench: no Docker daemon with image %s: the full-mode rows are left out\n", benchImage)
-	}
-	api, load, err := b.api(b.cfg.apiEnvs)
-	if err != nil {
-		return nil, nil, err
-	}
-	rows = append(rows, api...)
-	floor, err := b.floor()
-	return append(rows, floor...), load, err
+	return rows, load, nil
 }
 
 func (b *bench) next(prefix string) string {
@@ -310,8 +318,13 @@ func (b *bench) remove() (row, error) {
 		})
 }
 
-// list measures `git apex list` with n envs against `git status
-// --porcelain` run in each of the same worktrees in turn.
+// listRows measures `git apex list` with n envs against `git status
+// --porcelain` run in each of the same worktrees in turn, and the
+// completion of identities with them.
+func (b *bench) listRows(n int) func() ([]row, error) {
+	return func() ([]row, error) { return b.list(n) }
+}
+
 func (b *bench) list(n int) ([]row, error) {
 	var ids, paths []string
 	defer func() {
@@ -352,21 +365,28 @@ func (b *bench) list(n int) ([]row, error) {
 }
 
 // floor measures the process floor: what a shell prompt or a hook pays.
+// --version is measured against an empty Go program (cfg.empty), path
+// against the git command that finds the same commit.
 func (b *bench) floor() ([]row, error) {
 	id := "task-" + b.next("f")
 	if err := untimed(b.apex("start", id)); err != nil {
 		return nil, err
 	}
 	defer untimed(b.apex("remove", "--force", "--delete-branch", id))
-	baseline := func() (time.Duration, error) { return timed(b.git("rev-parse", "--git-common-dir")) }
-	version, err := b.measure("--version", "git rev-parse --git-common-dir",
-		func() (time.Duration, error) { return timed(b.apex("--version")) }, baseline)
-	if err != nil {
-		return nil, err
+	var rows []row
+	if b.cfg.empty != "" {
+		version, err := b.measure("--version", "an empty Go program",
+			func() (time.Duration, error) { return timed(b.apex("--version")) },
+			func() (time.Duration, error) { return timed(exec.Command(b.cfg.empty)) })
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, version)
 	}
-	path, err := b.measure("path", "git rev-parse --git-common-dir",
-		func() (time.Duration, error) { return timed(b.apex("path", id)) }, baseline)
-	return []row{version, path}, err
+	path, err := b.measure("path", "git rev-parse HEAD",
+		func() (time.Duration, error) { return timed(b.apex("path", id)) },
+		func() (time.Duration, error) { return timed(b.git("rev-parse", "HEAD")) })
+	return append(rows, path), err
 }
 
 // measure runs a warm-up pair, then cfg.pairs pairs of A (git-apex) and
@@ -436,63 +456,27 @@ func printTable(out io.Writer, res *result) {
 	}
 }
 
+// hookRow is the hook row with n envs.
+func (b *bench) hookRow(n int) func() (row, error) {
+	return func() (row, error) { return b.hook(n) }
+}
+
 // hook measures `git apex hook post-merge` with n envs, each with a
 // commit of its own, after a merge that brings in unrelated work: the
-// hot path every merge and pull pays. The envs are made cheaply (a
-// worktree without checkout, adopted by git-apex, its commit written
-// with plumbing); the hook runs no command per env unless the merge
-// touched that env's paths. Baseline: git status in the main checkout.
+// hot path every merge and pull pays. Baseline: git status in the main
+// checkout.
 func (b *bench) hook(n int) (row, error) {
 	head, err := b.output(b.git("rev-parse", "HEAD"))
 	if err != nil {
 		return row{}, err
 	}
-	top, err := b.output(b.git("ls-tree", "HEAD"))
+	cleanup, err := b.envsWithWork(n, head)
+	defer cleanup()
 	if err != nil {
 		return row{}, err
-	}
-	var ids []string
-	defer func() {
-		for _, id := range ids {
-			untimed(b.apex("remove", "--force", "--delete-branch", id))
-		}
-	}()
-	for i := range n {
-		name := b.next("h")
-		path := filepath.Join(b.root, "envs", "task-"+name)
-		if err := untimed(b.git("worktree", "add", "-q", "--no-checkout", "-b", name, path)); err != nil {
-			return row{}, err
-		}
-		ids = append(ids, "task-"+name)
-		if err := untimed(b.apex("start", "--branch", name, "task", name)); err != nil {
-			return row{}, err
-		}
-		blob, err := b.input(fmt.Sprintf("work of env %d\n", i), "hash-object", "-w", "--stdin")
-		if err != nil {
-			return row{}, err
-		}
-		tree, err := b.input(top+"\n100644 blob "+blob+"\tbench-env-"+name+".txt\n", "mktree")
-		if err != nil {
-			return row{}, err
-		}
-		commit, err := b.output(b.git("commit-tree", tree, "-p", head, "-m", "env work"))
-		if err != nil {
-			return row{}, err
-		}
-		if err := untimed(b.git("update-ref", "refs/heads/"+name, commit)); err != nil {
-			return row{}, err
-		}
 	}
 	// The merge: unrelated work arrives on main; ORIG_HEAD is where it was.
-	blob, err := b.input("unrelated\n", "hash-object", "-w", "--stdin")
-	if err != nil {
-		return row{}, err
-	}
-	tree, err := b.input(top+"\n100644 blob "+blob+"\tbench-unrelated.txt\n", "mktree")
-	if err != nil {
-		return row{}, err
-	}
-	merged, err := b.output(b.git("commit-tree", tree, "-p", head, "-m", "unrelated work"))
+	merged, err := b.commitFile(head, "bench-unrelated.txt")
 	if err != nil {
 		return row{}, err
 	}
@@ -503,6 +487,91 @@ func (b *bench) hook(n int) (row, error) {
 	return b.measure(fmt.Sprintf("hook (%d envs)", n), "git status --porcelain (main checkout)",
 		func() (time.Duration, error) { return timed(b.apex("hook", "post-merge", "0")) },
 		func() (time.Duration, error) { return timed(b.git("status", "--porcelain")) })
+}
+
+// mergeWithHooks measures a whole fast-forward `git merge` of unrelated
+// work with git-apex's hooks installed and cfg.mergeEnvs envs, against
+// the same merge with no hooks.
+func (b *bench) mergeWithHooks() (row, error) {
+	head, err := b.output(b.git("rev-parse", "HEAD"))
+	if err != nil {
+		return row{}, err
+	}
+	cleanup, err := b.envsWithWork(b.cfg.mergeEnvs, head)
+	defer cleanup()
+	if err != nil {
+		return row{}, err
+	}
+	ahead, err := b.commitFile(head, "bench-unrelated.txt")
+	if err != nil {
+		return row{}, err
+	}
+	if err := untimed(b.apex("hooks", "install")); err != nil {
+		return row{}, err
+	}
+	defer untimed(b.apex("hooks", "uninstall"))
+	merge := func(hooks bool) (time.Duration, error) {
+		args := []string{"merge", "-q", "--ff-only", ahead}
+		if !hooks {
+			args = append([]string{"-c", "core.hooksPath=" + os.DevNull}, args...)
+		}
+		d, err := timed(b.git(args...))
+		if err == nil {
+			err = untimed(b.git("reset", "-q", "--hard", head))
+		}
+		return d, err
+	}
+	return b.measure(fmt.Sprintf("git merge --ff-only, hooks installed (%d envs)", b.cfg.mergeEnvs), "the same merge without hooks",
+		func() (time.Duration, error) { return merge(true) },
+		func() (time.Duration, error) { return merge(false) })
+}
+
+// envsWithWork makes n envs, each with a commit of its own on head,
+// cheaply: a worktree without checkout, adopted by git-apex, its commit
+// written with plumbing. cleanup removes them.
+func (b *bench) envsWithWork(n int, head string) (cleanup func(), err error) {
+	var ids []string
+	cleanup = func() {
+		for _, id := range ids {
+			untimed(b.apex("remove", "--force", "--delete-branch", id))
+		}
+	}
+	for range n {
+		name := b.next("h")
+		path := filepath.Join(b.root, "envs", "task-"+name)
+		if err := untimed(b.git("worktree", "add", "-q", "--no-checkout", "-b", name, path)); err != nil {
+			return cleanup, err
+		}
+		ids = append(ids, "task-"+name)
+		if err := untimed(b.apex("start", "--branch", name, "task", name)); err != nil {
+			return cleanup, err
+		}
+		commit, err := b.commitFile(head, "bench-env-"+name+".txt")
+		if err != nil {
+			return cleanup, err
+		}
+		if err := untimed(b.git("update-ref", "refs/heads/"+name, commit)); err != nil {
+			return cleanup, err
+		}
+	}
+	return cleanup, nil
+}
+
+// commitFile writes a commit on parent that adds one file at the top.
+func (b *bench) commitFile(parent, name string) (string, error) {
+	top, err := b.output(b.git("ls-tree", parent))
+	if err != nil {
+		return "", err
+	}
+	blob, err := b.input("work in "+name+"\n", "hash-object", "-w", "--stdin")
+	if err != nil {
+		return "", err
+	}
+	tree, err := b.input(top+"\n100644 blob "+blob+"\t"+name+"\n", "mktree")
+	if err != nil {
+		return "", err
+	}
+	return b.output(b.git("commit-tree", tree, "-p", parent, "-m", "add "+name))
 }
 
 // output runs a command and returns its trimmed stdout.
@@ -584,6 +653,16 @@ const benchImage = "apex-test:latest"
 // dockerReady reports whether a daemon answers with the bench image.
 func dockerReady() bool {
 	return exec.Command("docker", "image", "inspect", benchImage).Run() == nil
+}
+
+// fullRows are the full-mode rows, where a Docker daemon has the bench
+// image.
+func (b *bench) fullRows() ([]row, error) {
+	if !dockerReady() {
+		fmt.Fprintf(os.Stderr, "bench: no Docker daemon with image %s: the full-mode rows are left out\n", benchImage)
+		return nil, nil
+	}
+	return b.full()
 }
 
 // full measures start in full mode against git worktree add -b plus
