@@ -31,11 +31,15 @@ func (r *Repo) CheckoutDetached(ctx context.Context, dir, commit string) error {
 }
 
 // SwitchNoHooks checks out branch in the worktree at dir, creating it at
-// start when newBranch (without tracking), running no hooks.
+// start when newBranch (without tracking; start "": at HEAD, with
+// nothing checked out again), running no hooks.
 func (l *Locked) SwitchNoHooks(ctx context.Context, dir, branch string, newBranch bool, start string) error {
 	args := append(noHooks, "switch", "--quiet", "--no-guess", branch)
 	if newBranch {
-		args = append(noHooks, "switch", "--quiet", "--no-track", "-c", branch, start)
+		args = append(noHooks, "switch", "--quiet", "--no-track", "-c", branch)
+		if start != "" {
+			args = append(args, start)
+		}
 	}
 	_, err := l.runIn(ctx, dir, args...)
 	return err

@@ -92,8 +92,8 @@ func (worktreeProvider) create(ctx context.Context, lk *gitx.Locked, p *plan, t 
 // slot could not be moved; the caller then makes the env afresh.
 func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan, t target) (made, error) {
 	madeDirs := missingDirs(t.path)
-	moved, err := m.pool.Take(ctx, lk, t.path)
-	if !moved {
+	slot, err := m.pool.Take(ctx, lk, t.path)
+	if slot == nil {
 		return made{}, err
 	}
 	// From here the slot is the env's worktree: every failure undoes it.
@@ -107,8 +107,18 @@ func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan, t targ
 	if err != nil {
 		return got, err
 	}
-	if p.branch == "" {
+	// A slot that has the start checked out (git's worktree list, read
+	// before the move, says what it has) is not checked out again: naming
+	// the start would have git rewrite the whole index.
+	wt, ok := gitx.FindWorktree(t.worktrees, slot.Path)
+	atStart := ok && wt.Detached && wt.Head == t.start
+	switch {
+	case p.branch == "" && atStart:
+		return got, nil
+	case p.branch == "":
 		return got, m.r.Git.CheckoutDetached(ctx, t.path, t.start)
+	case atStart && !t.branchExists:
+		return got, lk.SwitchNoHooks(ctx, t.path, p.branch, true, "")
 	}
 	return got, lk.SwitchNoHooks(ctx, t.path, p.branch, !t.branchExists, t.start)
 }

@@ -72,9 +72,10 @@ type target struct {
 	base         string
 	start        string // the commit the env starts from
 	branchExists bool
-	main         gitx.Worktree  // the main checkout
-	adopt        *gitx.Worktree // an existing worktree on the branch, to record as the env
-	recreate     bool           // the identity's env was deleted by hand and is made again
+	main         gitx.Worktree   // the main checkout
+	worktrees    []gitx.Worktree // every worktree, as git listed them
+	adopt        *gitx.Worktree  // an existing worktree on the branch, to record as the env
+	recreate     bool            // the identity's env was deleted by hand and is made again
 }
 
 // made is what a provider made for a start.
@@ -367,7 +368,7 @@ func (p *plan) refNames() []string {
 // check finds the plan's target in git (the base and start commit) and
 // refuses what would clash with existing work.
 func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree, refs map[string]gitx.Ref) (target, error) {
-	t := target{path: p.path, main: worktrees[0]}
+	t := target{path: p.path, main: worktrees[0], worktrees: worktrees}
 	_, t.branchExists = refs["refs/heads/"+p.branch]
 	var err error
 	if t.base, t.start, err = resolveBase(ctx, m.r.Git, p, worktrees, refs); err != nil {

@@ -285,20 +285,21 @@ func (p *Pool) Release(ctx context.Context, l *Lease) error {
 
 // Take moves an idle slot's worktree to path and takes the slot out of
 // the pool: the worktree is then the caller's, at the slot's commit,
-// detached. moved is false when no slot was idle or the slot could not be
-// moved (a slot with submodules, another file system): the caller then
-// makes its worktree afresh. When moved, the worktree is at path even if
-// err is not nil. The caller holds the lock.
-func (p *Pool) Take(ctx context.Context, lk *gitx.Locked, path string) (moved bool, err error) {
+// detached. taken is the slot as it was (its path, its commit); nil when
+// no slot was idle or the slot could not be moved (a slot with
+// submodules, another file system): the caller then makes its worktree
+// afresh. When taken, the worktree is at path even if err is not nil. The
+// caller holds the lock.
+func (p *Pool) Take(ctx context.Context, lk *gitx.Locked, path string) (taken *state.Slot, err error) {
 	pid, start := hostexec.Self()
 	slot, err := p.r.Store.Lease(ctx, pid, start)
 	if slot == nil || err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := lk.MoveWorktree(ctx, slot.Path, path); err != nil {
-		return false, p.Release(ctx, &Lease{Slot: slot})
+		return nil, p.Release(ctx, &Lease{Slot: slot})
 	}
-	return true, p.r.Store.DropSlot(ctx, slot.ID)
+	return slot, p.r.Store.DropSlot(ctx, slot.ID)
 }
 
 // TopUp starts `git apex pool warm` in the background, detached from
