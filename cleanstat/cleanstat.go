@@ -185,14 +185,15 @@ func (d Dir) Lookup(id int64, s Snapshot) (Counts, bool) {
 	return e.Counts, true
 }
 
-// Keep records that env id's tree, of snapshot s taken before git
-// status ran, was clean with counts c; a snapshot that is racy or not
-// usable is not kept, and any earlier one is forgotten. A cache that
-// cannot be written only costs time: Keep reports nothing.
-func (d Dir) Keep(id int64, s Snapshot, c Counts) {
+// Keep records what git status found in env id's tree, of snapshot s
+// taken before it ran: clean, with counts c, or not. Only a clean tree's
+// snapshot that is usable and not racy is kept; otherwise any earlier one
+// is forgotten. A cache that cannot be written only costs time: Keep
+// reports nothing.
+func (d Dir) Keep(id int64, s Snapshot, clean bool, c Counts) {
 	file := d.file(id)
-	if !s.Usable || s.Racy {
-		d.Forget(id)
+	if !clean || !s.Usable || s.Racy {
+		os.Remove(file)
 		return
 	}
 	data, _ := json.Marshal(entry{Digest: s.Digest, Counts: c})
@@ -209,19 +210,12 @@ func (d Dir) Keep(id int64, s Snapshot, c Counts) {
 	}
 }
 
-// Forget removes what was kept for env id.
-func (d Dir) Forget(id int64) { os.Remove(d.file(id)) }
-
-// Prune forgets every env not in live (files named by other numbers;
-// another process's temporary files are left alone).
-func (d Dir) Prune(live []int64) {
-	keep := make(map[string]bool, len(live))
-	for _, id := range live {
-		keep[strconv.FormatInt(id, 10)] = true
-	}
+// Prune forgets every env that is not live (files named by other
+// numbers; another process's temporary files are left alone).
+func (d Dir) Prune(live func(id int64) bool) {
 	names, _ := os.ReadDir(string(d))
 	for _, n := range names {
-		if _, err := strconv.ParseInt(n.Name(), 10, 64); err == nil && !keep[n.Name()] {
+		if id, err := strconv.ParseInt(n.Name(), 10, 64); err == nil && !live(id) {
 			os.Remove(filepath.Join(string(d), n.Name()))
 		}
 	}

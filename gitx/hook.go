@@ -66,15 +66,7 @@ func (v *HookView) OrigHead() string {
 
 // isObjectID reports whether s is a full SHA-1 or SHA-256 object id.
 func isObjectID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !strings.ContainsRune("0123456789abcdef", c) {
-			return false
-		}
-	}
-	return true
+	return (len(s) == 40 || len(s) == 64) && strings.Trim(s, "0123456789abcdef") == ""
 }
 
 // Brought is what a range of commits brought to a branch: the commits

@@ -32,7 +32,8 @@ func (r *Repo) CheckoutDetached(ctx context.Context, dir, commit string) error {
 
 // SwitchNoHooks checks out branch in the worktree at dir, creating it at
 // start when newBranch (without tracking; start "": at HEAD, with
-// nothing checked out again), running no hooks.
+// nothing checked out again), running no hooks. An existing branch is
+// checked out whatever start says.
 func (l *Locked) SwitchNoHooks(ctx context.Context, dir, branch string, newBranch bool, start string) error {
 	args := append(noHooks, "switch", "--quiet", "--no-guess", branch)
 	if newBranch {

@@ -3,6 +3,7 @@ package isolation
 import (
 	"context"
 	"runtime"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 
@@ -137,11 +138,7 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 	}
 	err = g.Wait()
 	if !subset {
-		ids := make([]int64, len(live))
-		for i, e := range live {
-			ids[i] = e.ID
-		}
-		cleanstat.In(m.r.Git.ApexDir()).Prune(ids)
+		cleanstat.In(m.r.Git.ApexDir()).Prune(func(id int64) bool { return slices.ContainsFunc(live, func(e *state.Env) bool { return e.ID == id }) })
 	}
 	return err
 }
@@ -168,10 +165,8 @@ func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, exclu
 		return nil
 	}
 	l.Changes, l.Counted, l.Ahead, l.Behind = &st.Changes, st.Counted, st.Ahead, st.Behind
-	if cached && !st.Dirty() {
-		statuses.Keep(e.ID, snap, cleanstat.Counts{Counted: st.Counted, Ahead: st.Ahead, Behind: st.Behind})
-	} else if cached {
-		statuses.Forget(e.ID)
+	if cached {
+		statuses.Keep(e.ID, snap, !st.Dirty(), cleanstat.Counts{Counted: st.Counted, Ahead: st.Ahead, Behind: st.Behind})
 	}
 	return nil
 }

@@ -107,20 +107,16 @@ func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan, t targ
 	if err != nil {
 		return got, err
 	}
-	// A slot that has the start checked out (git's worktree list, read
-	// before the move, says what it has) is not checked out again: naming
-	// the start would have git rewrite the whole index.
-	wt, ok := gitx.FindWorktree(t.worktrees, slot.Path)
-	atStart := ok && wt.Detached && wt.Head == t.start
-	switch {
-	case p.branch == "" && atStart:
-		return got, nil
-	case p.branch == "":
-		return got, m.r.Git.CheckoutDetached(ctx, t.path, t.start)
-	case atStart && !t.branchExists:
-		return got, lk.SwitchNoHooks(ctx, t.path, p.branch, true, "")
+	from := t.start // "" when the slot has it: naming it would rewrite the index
+	if wt, ok := gitx.FindWorktree(t.worktrees, slot.Path); ok && wt.Detached && wt.Head == t.start {
+		from = ""
 	}
-	return got, lk.SwitchNoHooks(ctx, t.path, p.branch, !t.branchExists, t.start)
+	if p.branch == "" && from != "" {
+		return got, m.r.Git.CheckoutDetached(ctx, t.path, t.start)
+	} else if p.branch == "" {
+		return got, nil
+	}
+	return got, lk.SwitchNoHooks(ctx, t.path, p.branch, !t.branchExists, from)
 }
 
 func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error {
