@@ -15,7 +15,8 @@
 // lives outside the worktree), more than MaxEntries entries (stat-ing
 // them costs what git status does), and repositories with reftable refs.
 // The system config file is watched at /etc/gitconfig (or
-// GIT_CONFIG_SYSTEM) only.
+// GIT_CONFIG_SYSTEM) only, and files a config includes (include.path)
+// not at all.
 package cleanstat
 
 import (
@@ -40,12 +41,12 @@ const MaxEntries = 20000
 
 // Tree is an env's worktree, as the cache needs it.
 type Tree struct {
-	Dir       string // the worktree
-	CommonDir string // the repository's common git dir
-	Branch    string // its branch, short
-	Base      string // the branch ahead/behind counts against, short
-	Remote    bool   // Base is a remote-tracking branch (origin/main), not a local one
-	Excludes  string // core.excludesFile, when set
+	Dir       string   // the worktree
+	CommonDir string   // the repository's common git dir
+	Branch    string   // its branch, short
+	Base      string   // the branch ahead/behind counts against, short
+	Remote    bool     // Base is a remote-tracking branch (origin/main), not a local one
+	More      []string // other files git status reads (core.excludesFile, core.attributesFile); "" is none
 }
 
 // Counts is what git status said beyond "clean": how far the branch is
@@ -88,15 +89,15 @@ func Take(t Tree) Snapshot {
 	if xdg == "" {
 		xdg = filepath.Join(home, ".config")
 	}
-	for _, f := range []string{
+	for _, f := range append([]string{
 		filepath.Join(gitDir, "HEAD"), filepath.Join(gitDir, "index"), filepath.Join(gitDir, "config.worktree"),
 		filepath.Join(t.CommonDir, "config"), filepath.Join(t.CommonDir, "packed-refs"),
 		filepath.Join(t.CommonDir, "info", "exclude"), filepath.Join(t.CommonDir, "info", "attributes"),
 		filepath.Join(t.CommonDir, "refs", "heads", t.Branch), filepath.Join(t.CommonDir, baseRef),
 		filepath.Join(home, ".gitconfig"), filepath.Join(xdg, "git", "config"), filepath.Join(xdg, "git", "ignore"),
-		filepath.Join(xdg, "git", "attributes"), "/etc/gitconfig", t.Excludes,
+		filepath.Join(xdg, "git", "attributes"), "/etc/gitconfig",
 		os.Getenv("GIT_CONFIG_GLOBAL"), os.Getenv("GIT_CONFIG_SYSTEM"),
-	} {
+	}, t.More...) {
 		if f != "" {
 			d.add(f, f)
 		}

@@ -111,7 +111,7 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 			break
 		}
 	}
-	excludes := m.r.Personal(ctx).Excludes
+	more := m.r.Personal(ctx).StatusFiles
 	var g errgroup.Group
 	g.SetLimit(2 * runtime.NumCPU())
 	for i := range listed {
@@ -133,7 +133,7 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 			if l.Problem != "" {
 				return nil // healing found git must not run there
 			}
-			return m.status(ctx, l, baseIsLocal, excludes)
+			return m.status(ctx, l, baseIsLocal, more)
 		})
 	}
 	err = g.Wait()
@@ -146,13 +146,13 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 // status fills in l's uncommitted work and ahead/behind from git status,
 // or, for a worktree env, from the status cache when nothing git status
 // reads has changed since it last found the tree clean.
-func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, excludes string) error {
+func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, more []string) error {
 	e, statuses := l.Env, cleanstat.In(m.r.Git.ApexDir())
 	cached := e.Mode == string(policy.Worktree) && e.Branch != "" && e.Base != ""
 	var snap cleanstat.Snapshot
 	if cached {
 		snap = cleanstat.Take(cleanstat.Tree{Dir: e.Path, CommonDir: m.r.Git.CommonDir, Branch: e.Branch, Base: e.Base,
-			Remote: !baseIsLocal, Excludes: excludes})
+			Remote: !baseIsLocal, More: more})
 		if c, ok := statuses.Lookup(e.ID, snap); ok {
 			l.Changes, l.Counted, l.Ahead, l.Behind = &gitx.Changes{}, c.Counted, c.Ahead, c.Behind
 			return nil

@@ -16,15 +16,15 @@ type Personal struct {
 	Editor string // apex.editor: what `git apex open` runs
 	Root   string // apex.root: where new envs go (~/ is $HOME); wins over [worktree].root
 	Color  string // apex.color, else color.ui: auto, always or never
-	// Excludes is git's own core.excludesFile, which list's status cache
-	// watches.
-	Excludes string
+	// StatusFiles are the files git's own core.excludesFile and
+	// core.attributesFile name, which list's status cache watches.
+	StatusFiles []string
 }
 
 // Personal reads the personal settings, once (one git process).
 func (r *Repo) Personal(ctx context.Context) Personal {
 	if r.personal == nil {
-		values, err := gitx.ConfigValues(ctx, r.Git.MainRoot(), `^(apex\.|color\.ui$|core\.excludesfile$)`)
+		values, err := gitx.ConfigValues(ctx, r.Git.MainRoot(), `^(apex\.|color\.ui$|core\.excludesfile$|core\.attributesfile$)`)
 		if err != nil {
 			r.Warnf("cannot read git config apex.*: %v", err)
 		}
@@ -49,7 +49,7 @@ func homePath(path string) string {
 // gitx.ConfigValues returns them.
 func readPersonal(values map[string]string) Personal {
 	p := Personal{Editor: values["apex.editor"], Root: homePath(values["apex.root"]), Color: values["apex.color"],
-		Excludes: homePath(values["core.excludesfile"])}
+		StatusFiles: []string{homePath(values["core.excludesfile"]), homePath(values["core.attributesfile"])}}
 	if p.Color == "" {
 		p.Color = values["color.ui"]
 	}
