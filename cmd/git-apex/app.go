@@ -31,6 +31,10 @@ func appVersion() string {
 	return "dev"
 }
 
+// engineName is the engine build of git-apex (engine.go, -tags engine),
+// installed beside it: serve and mcp run it.
+const engineName = "git-apex-engine"
+
 // optionalCommands are commands that only some builds have.
 var optionalCommands []*cli.Command
 

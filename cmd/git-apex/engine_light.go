@@ -12,10 +12,6 @@ import (
 	"github.com/git-apex/git-apex/hostexec"
 )
 
-// EngineName is the engine build of git-apex (engine.go), installed
-// beside it.
-const EngineName = "git-apex-engine"
-
 // serve and mcp are the engine's: this build leaves the servers out, so
 // that every other command starts without them.
 var serveAction, mcpAction cli.ActionFunc = runEngine, runEngine
@@ -23,10 +19,10 @@ var serveAction, mcpAction cli.ActionFunc = runEngine, runEngine
 // runEngine replaces this process with the engine, given the same
 // arguments.
 func runEngine(c *cli.Context) error {
-	err := hostexec.Replace(EngineName, os.Args[1:])
+	err := hostexec.Replace(engineName, os.Args[1:])
 	if errors.Is(err, hostexec.ErrNotFound) {
 		return exitcode.New(exitcode.Failure, "%s serve and mcp need %s, which is not beside %s nor on PATH: ./install.sh installs both",
-			c.App.HelpName, EngineName, os.Args[0])
+			c.App.HelpName, engineName, os.Args[0])
 	}
 	return err
 }

@@ -55,7 +55,7 @@ func TestInstall(t *testing.T) {
 	if data, rerr := os.ReadFile(token); err != nil || rerr != nil || strings.TrimSpace(out) != strings.TrimSpace(string(data)) {
 		t.Errorf("git apex serve --print-token: %v: %s (token file: %v)", err, out, rerr)
 	}
-	engine := filepath.Join(bin, EngineName)
+	engine := filepath.Join(bin, engineName)
 	if err := os.Rename(engine, engine+".away"); err != nil {
 		t.Fatal(err)
 	}

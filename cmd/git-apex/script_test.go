@@ -77,7 +77,7 @@ var buildEngine = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := exec.Command("go", "build", "-tags", "engine", "-o", filepath.Join(dir, EngineName), ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-tags", "engine", "-o", filepath.Join(dir, engineName), ".").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build -tags engine: %v\n%s", err, out)
 	}
