@@ -1,19 +1,24 @@
 package merged
 
 import (
+	"strings"
+
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/state"
 )
 
 // Exposed are the envs that a change to the branch a hook runs on could
-// merge: those based on that branch (or on something other than a local
-// branch, a remote one, say), with commits of their own.
+// merge: those with commits of their own based on that branch, or on a
+// remote branch of the same name (origin/main for main: a pull brings
+// it).
 func Exposed(envs []*state.Env, view *gitx.HookView) []*state.Env {
 	var exposed []*state.Env
 	for _, e := range envs {
 		tip, ok := view.Tips[e.Branch]
-		_, baseIsBranch := view.Tips[e.Base]
-		if e.Branch != "" && e.Base != "" && ok && tip != e.StartCommit && (!baseIsBranch || e.Base == view.Branch) {
+		_, remote, _ := strings.Cut(e.Base, "/")
+		_, local := view.Tips[e.Base]
+		if e.Branch != "" && ok && tip != e.StartCommit && view.Branch != "" &&
+			(e.Base == view.Branch || !local && remote == view.Branch) {
 			exposed = append(exposed, e)
 		}
 	}

@@ -28,7 +28,7 @@ func TestCandidates(t *testing.T) {
 	}
 	view := &gitx.HookView{Branch: "main", Tips: map[string]string{
 		"main": "m", "fresh": "s", "brought": "t2", "touching": "t3", "apart": "t4", "known": "t5",
-		"unknown": "t6", "stacked": "t7", "remote": "t8",
+		"unknown": "t6", "stacked": "t7", "remote": "t8", "elsewhere": "t11",
 	}}
 	exposed := Exposed(envs, view)
 	var ids []int64
