@@ -15,9 +15,11 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -25,6 +27,7 @@ import (
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+	"golang.org/x/term"
 )
 
 // Runtime is the container engine behind full mode. It is the only place
@@ -87,10 +90,12 @@ type ContainerInfo struct {
 
 // ExecSpec is a command to run in a container.
 type ExecSpec struct {
-	Cmd            []string
-	WorkDir        string
-	User           string
-	Env            []string
+	Cmd     []string
+	WorkDir string
+	User    string
+	Env     []string
+	// TTY gives the command a terminal; when Stdin is a terminal (an
+	// *os.File), it has that terminal's size and follows its changes.
 	TTY            bool
 	Stdin          io.Reader // nil: no input
 	Stdout, Stderr io.Writer
@@ -307,18 +312,22 @@ func (d *dockerRuntime) Remove(ctx context.Context, id string) error {
 }
 
 func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, error) {
+	terminal, size := terminalOf(s)
 	created, err := d.cli.ExecCreate(ctx, id, client.ExecCreateOptions{
 		Cmd: s.Cmd, WorkingDir: s.WorkDir, User: s.User, Env: s.Env, TTY: s.TTY,
-		AttachStdin: s.Stdin != nil, AttachStdout: true, AttachStderr: true,
+		AttachStdin: s.Stdin != nil, AttachStdout: true, AttachStderr: true, ConsoleSize: size,
 	})
 	if err != nil {
 		return -1, err
 	}
-	att, err := d.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{TTY: s.TTY})
+	att, err := d.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{TTY: s.TTY, ConsoleSize: size})
 	if err != nil {
 		return -1, err
 	}
 	defer att.Close()
+	if terminal != nil {
+		defer d.followSize(ctx, created.ID, terminal)()
+	}
 	if s.Stdin != nil {
 		go func() {
 			io.Copy(att.Conn, s.Stdin)
@@ -353,6 +362,49 @@ func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, e
 		return info.ExitCode, ctx.Err()
 	}
 	return info.ExitCode, nil
+}
+
+// terminalOf is the terminal an exec with a TTY follows the size of (its
+// input, when that is a terminal) and that size now; nil when none.
+func terminalOf(s ExecSpec) (*os.File, client.ConsoleSize) {
+	f, ok := s.Stdin.(*os.File)
+	if !s.TTY || !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil, client.ConsoleSize{}
+	}
+	width, height, err := term.GetSize(int(f.Fd()))
+	if err != nil || width <= 0 || height <= 0 {
+		return nil, client.ConsoleSize{}
+	}
+	return f, client.ConsoleSize{Height: uint(height), Width: uint(width)}
+}
+
+// followSize resizes the exec's terminal to the terminal's now (engines
+// before API 1.42 ignore the size given at the start) and whenever that
+// changes (SIGWINCH), until the returned stop is called.
+func (d *dockerRuntime) followSize(ctx context.Context, execID string, terminal *os.File) (stop func()) {
+	changed := make(chan os.Signal, 1)
+	signal.Notify(changed, syscall.SIGWINCH)
+	select {
+	case changed <- syscall.SIGWINCH: // the size now
+	default: // a change is already waiting
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-changed:
+				if width, height, err := term.GetSize(int(terminal.Fd())); err == nil && width > 0 && height > 0 {
+					d.cli.ExecResize(ctx, execID, client.ExecResizeOptions{Height: uint(height), Width: uint(width)})
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(changed)
+		close(done)
+	}
 }
 
 // signal stops an interrupted exec: through the terminal with Ctrl-C, or
