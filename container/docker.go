@@ -33,7 +33,8 @@ import (
 // Runtime is the container engine behind full mode. It is the only place
 // that talks to Docker; everything else uses this interface.
 type Runtime interface {
-	// Version is the engine's version; an error when it does not answer.
+	// Version is the engine's name and version ("Podman Engine 4.3.1");
+	// an error when it does not answer.
 	Version(ctx context.Context) (string, error)
 	// EnsureImage pulls image unless it is there, reporting progress.
 	EnsureImage(ctx context.Context, image string, progress io.Writer) error
@@ -164,7 +165,22 @@ func (d *dockerRuntime) Version(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return v.Version, nil
+	return engineName(v) + " " + v.Version, nil
+}
+
+// engineName is the engine's product name: podman's names its own
+// component ("Podman Engine"); Docker's says its platform ("Docker
+// Engine - Community"), or nothing (a distribution's build).
+func engineName(v client.ServerVersionResult) string {
+	for _, c := range v.Components {
+		if strings.HasSuffix(c.Name, " Engine") {
+			return c.Name
+		}
+	}
+	if strings.Contains(v.Platform.Name, "Docker") {
+		return v.Platform.Name
+	}
+	return "Docker Engine"
 }
 
 func (d *dockerRuntime) EnsureImage(ctx context.Context, image string, progress io.Writer) error {

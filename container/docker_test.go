@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/moby/moby/api/types/system"
+	"github.com/moby/moby/client"
 )
 
 func TestContextHostReadsTheCurrentContext(t *testing.T) {
@@ -26,5 +29,22 @@ func TestContextHostReadsTheCurrentContext(t *testing.T) {
 	t.Setenv("DOCKER_CONTEXT", "default")
 	if h := contextHost(); h != "" {
 		t.Errorf("DOCKER_CONTEXT=default: %q", h)
+	}
+}
+
+func TestEngineName(t *testing.T) {
+	for _, c := range []struct {
+		want string
+		v    client.ServerVersionResult
+	}{
+		{"Docker Engine", client.ServerVersionResult{Components: []system.ComponentVersion{{Name: "Engine"}, {Name: "containerd"}}}},
+		{"Docker Engine - Community", client.ServerVersionResult{Platform: client.PlatformInfo{Name: "Docker Engine - Community"},
+			Components: []system.ComponentVersion{{Name: "Engine"}}}},
+		{"Podman Engine", client.ServerVersionResult{Platform: client.PlatformInfo{Name: "linux/amd64/debian-12"},
+			Components: []system.ComponentVersion{{Name: "Podman Engine"}, {Name: "Conmon"}}}},
+	} {
+		if got := engineName(c.v); got != c.want {
+			t.Errorf("engineName(%+v) = %q, want %q", c.v, got, c.want)
+		}
 	}
 }

@@ -66,7 +66,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	}
 	switch version, err := d.r.RuntimeVersion(ctx); {
 	case err == nil:
-		add("container runtime", "ok", "Docker Engine %s", version)
+		add("container runtime", "ok", "%s", version)
 	case asksFull(pol):
 		add("container runtime", "problem", "the policy asks for full isolation, but %v: those environments fall back to worktrees", err)
 	default:

@@ -92,6 +92,9 @@ type Container struct {
 	Env     map[string]string `toml:"env"`
 	Volumes map[string]string `toml:"volumes"`
 	Shell   string            `toml:"shell"` // what `git apex shell` runs inside
+	// ConnectTimeout is how long git-apex waits for the container engine
+	// to answer before it counts it unreachable.
+	ConnectTimeout Duration `toml:"connect_timeout"`
 }
 
 // Workflow is one [workflow.NAME] table.
@@ -146,7 +149,7 @@ func Default() *Policy {
 			StaleAfter:           Duration(7 * 24 * time.Hour),
 			Submodules:           true,
 		},
-		Container: Container{Network: "bridge", User: "host", Shell: "/bin/sh"},
+		Container: Container{Network: "bridge", User: "host", Shell: "/bin/sh", ConnectTimeout: Duration(20 * time.Second)},
 		Requests:  Requests{Host: "auto"},
 	}
 }

@@ -49,6 +49,8 @@ func TestDecodeErrorsNameWhereAndWhat(t *testing.T) {
 		{"bad duration", "[worktree]\nstale_after = \"soon\"\n", 2, []string{"stale_after", `"soon"`}},
 		{"bad memory", "[container]\nmemory = \"lots\"\n", 2, []string{"memory", `"lots"`}},
 		{"bad network", "[container]\nnetwork = \"host\"\n", 2, []string{"container.network", `"bridge" or "none"`}},
+		{"no connect timeout", "[container]\nconnect_timeout = \"0s\"\n", 2, []string{"container.connect_timeout", "longer than 0"}},
+		{"bad connect timeout", "[container]\nconnect_timeout = \"soon\"\n", 2, []string{"connect_timeout", `"soon"`}},
 		{"bad placeholder", "[worktree]\nroot = \"../{rpo}\"\n", 2, []string{"worktree.root", "{rpo}"}},
 		{"bad branch template", "[workflow.feature]\nbranch = \"f/{branch}\"\n", 2, []string{"workflow.feature.branch", "{branch}"}},
 		{"newer version", "version = 2\n", 1, []string{"upgrade git-apex"}},

@@ -72,6 +72,7 @@ setup = []
 network = "bridge"
 user = "host"
 shell = "/bin/sh"
+# connect_timeout = "20s"
 
 # [workflow.feature]
 # isolation = "full"

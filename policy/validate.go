@@ -70,6 +70,9 @@ func (p *Policy) validate() *Error {
 	if c.CPUs < 0 {
 		return bad("container.cpus", "must be positive, not %g", c.CPUs)
 	}
+	if c.ConnectTimeout <= 0 {
+		return bad("container.connect_timeout", "must be longer than 0, like \"20s\"")
+	}
 	if c.Network != "bridge" && c.Network != "none" {
 		return bad("container.network", "unknown network %q: use \"bridge\" or \"none\"", c.Network)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hooks"
@@ -12,12 +13,12 @@ import (
 
 // RuntimeReport says whether a container runtime answers, for init.
 func RuntimeReport(ctx context.Context) string {
-	rt, version, err := connect(ctx)
+	rt, version, err := connect(ctx, time.Duration(policy.Default().Container.ConnectTimeout))
 	if err != nil {
 		return fmt.Sprintf("container runtime: none answers (%v): full isolation would fall back to worktrees", err)
 	}
 	rt.Close()
-	return "container runtime: Docker Engine " + version + " answers: full isolation is available"
+	return "container runtime: " + version + " answers: full isolation is available"
 }
 
 // InitPolicy writes the policy template as .apex.toml at the top of the

@@ -7,23 +7,24 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/container"
+	"github.com/git-apex/git-apex/policy"
 )
 
-// runtimeAnswer is how long git-apex waits for the engine to answer
-// before counting it unreachable.
-const runtimeAnswer = 3 * time.Second
-
-// connect connects to the container engine and checks that it answers.
-func connect(ctx context.Context) (container.Runtime, string, error) {
+// connect connects to the container engine and checks that it answers
+// within wait.
+func connect(ctx context.Context, wait time.Duration) (container.Runtime, string, error) {
 	rt, err := container.NewDockerRuntime()
 	if err != nil {
 		return nil, "", err
 	}
-	pctx, cancel := context.WithTimeout(ctx, runtimeAnswer)
+	pctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	version, err := rt.Version(pctx)
 	if err != nil {
 		rt.Close()
+		if pctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("it did not answer within [container].connect_timeout (%s): %w", wait, err)
+		}
 		return nil, "", err
 	}
 	return rt, version, nil
@@ -32,7 +33,11 @@ func connect(ctx context.Context) (container.Runtime, string, error) {
 // Runtime returns the container runtime, or why there is none.
 func (r *Repo) Runtime(ctx context.Context) (container.Runtime, error) {
 	if r.rt == nil && r.rtErr == nil {
-		rt, _, err := connect(ctx)
+		wait := time.Duration(policy.Default().Container.ConnectTimeout)
+		if pol, err := r.Policy(); err == nil {
+			wait = time.Duration(pol.Container.ConnectTimeout)
+		}
+		rt, _, err := connect(ctx, wait)
 		if err != nil {
 			r.rtErr = fmt.Errorf("no container runtime answers (DOCKER_HOST=%q): %w", os.Getenv("DOCKER_HOST"), err)
 		} else {
@@ -42,7 +47,8 @@ func (r *Repo) Runtime(ctx context.Context) (container.Runtime, error) {
 	return r.rt, r.rtErr
 }
 
-// RuntimeVersion is the container engine's version, or why it has none.
+// RuntimeVersion is the container engine's name and version ("Docker
+// Engine 20.10.24"), or why it has none.
 func (r *Repo) RuntimeVersion(ctx context.Context) (string, error) {
 	rt, err := r.Runtime(ctx)
 	if err != nil {
