@@ -108,12 +108,15 @@ type dockerRuntime struct {
 }
 
 // NewDockerRuntime connects to the engine DOCKER_HOST names, else the
-// Docker CLI's current context, else the default socket, negotiating the
-// API version. It does not contact it.
+// Docker CLI's current context, else Docker's default socket when it is
+// there, else podman's (rootless, then rootful: podmanSockets),
+// negotiating the API version. It does not contact it.
 func NewDockerRuntime() (Runtime, error) {
 	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
 	if os.Getenv("DOCKER_HOST") == "" {
 		if host := contextHost(); host != "" {
+			opts = append(opts, client.WithHost(host))
+		} else if host := podmanHost(); host != "" {
 			opts = append(opts, client.WithHost(host))
 		}
 	}
@@ -122,6 +125,39 @@ func NewDockerRuntime() (Runtime, error) {
 		return nil, err
 	}
 	return &dockerRuntime{cli: cli}, nil
+}
+
+// dockerSocket is where Docker's engine listens by default.
+const dockerSocket = "/var/run/docker.sock"
+
+// podmanSockets are where podman's Docker-compatible service listens, as
+// the podman CLI looks: the user's own (rootless) service, then the
+// system's (rootful).
+func podmanSockets() []string {
+	var socks []string
+	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
+		socks = append(socks, filepath.Join(dir, "podman", "podman.sock"))
+	}
+	return append(socks, "/run/podman/podman.sock")
+}
+
+// podmanHost is the address of a podman socket when Docker's default
+// socket is not there, or "".
+func podmanHost() string {
+	if isSocket(dockerSocket) {
+		return ""
+	}
+	for _, sock := range podmanSockets() {
+		if isSocket(sock) {
+			return "unix://" + sock
+		}
+	}
+	return ""
+}
+
+func isSocket(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode()&os.ModeSocket != 0
 }
 
 // contextHost reads the engine address of the Docker CLI's current

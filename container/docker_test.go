@@ -3,6 +3,7 @@ package container
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,5 +47,26 @@ func TestEngineName(t *testing.T) {
 		if got := engineName(c.v); got != c.want {
 			t.Errorf("engineName(%+v) = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+func TestPodmanHostFindsTheUsersSocket(t *testing.T) {
+	if isSocket(dockerSocket) {
+		t.Skip("Docker's default socket is here: podman's are not looked for")
+	}
+	dir := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", dir)
+	if h := podmanHost(); h != "" && h != "unix:///run/podman/podman.sock" {
+		t.Errorf("no podman socket of the user's: %q", h)
+	}
+	sock := filepath.Join(dir, "podman", "podman.sock")
+	os.MkdirAll(filepath.Dir(sock), 0o755)
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if h := podmanHost(); h != "unix://"+sock {
+		t.Errorf("podmanHost = %q, want the user's socket %s", h, sock)
 	}
 }
