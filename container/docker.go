@@ -10,7 +10,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -27,6 +26,7 @@ import (
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+	"github.com/moby/moby/client/pkg/jsonmessage"
 	"golang.org/x/term"
 )
 
@@ -231,50 +231,9 @@ func (d *dockerRuntime) EnsureImage(ctx context.Context, image string, progress 
 		return err
 	}
 	defer resp.Close()
-	return reportPull(resp, progress)
-}
-
-// reportPull reads the engine's pull messages: on a terminal it keeps one
-// line up to date; elsewhere it says only what changed state.
-func reportPull(r io.Reader, out io.Writer) error {
-	tty := isTerminal(out)
-	dec := json.NewDecoder(r)
-	last := ""
-	for {
-		var msg struct {
-			Status, Progress, ID string
-			Error                string `json:"error"`
-		}
-		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return err
-		}
-		if msg.Error != "" {
-			return errors.New(msg.Error)
-		}
-		line := strings.TrimSpace(msg.ID + " " + msg.Status + " " + msg.Progress)
-		switch {
-		case tty:
-			fmt.Fprintf(out, "\r\033[K%s", line)
-		case msg.Status != last:
-			fmt.Fprintln(out, line)
-		}
-		last = msg.Status
-	}
-	if tty {
-		fmt.Fprintln(out)
-	}
-	return nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	// The Docker CLI's own rendering: on a terminal, a line per layer kept
+	// up to date; elsewhere, each layer's changes of state.
+	return jsonmessage.DisplayStream(resp, progress)
 }
 
 func (d *dockerRuntime) Create(ctx context.Context, s ContainerSpec) (string, error) {

@@ -6,10 +6,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/moby/moby/api/types/system"
 	"github.com/moby/moby/client"
+	"github.com/moby/moby/client/pkg/jsonmessage"
 )
 
 func TestContextHostReadsTheCurrentContext(t *testing.T) {
@@ -68,5 +70,27 @@ func TestPodmanHostFindsTheUsersSocket(t *testing.T) {
 	defer l.Close()
 	if h := podmanHost(); h != "unix://"+sock {
 		t.Errorf("podmanHost = %q, want the user's socket %s", h, sock)
+	}
+}
+
+// TestPullMessages checks the pull's rendering where the output is no
+// terminal (a log, a pipe): each layer's changes of state, no progress
+// bars; and that the engine's error ends the pull.
+func TestPullMessages(t *testing.T) {
+	stream := `{"status":"Pulling from library/x","id":"1.0"}
+{"status":"Downloading","progressDetail":{"current":10,"total":100},"progress":"[=>   ]","id":"abc"}
+{"status":"Download complete","id":"abc"}
+{"status":"Digest: sha256:0123"}
+`
+	var out strings.Builder
+	if err := jsonmessage.DisplayStream(strings.NewReader(stream), &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "abc: Download complete\n") || strings.Contains(got, "[=>") {
+		t.Errorf("rendered:\n%s", got)
+	}
+	err := jsonmessage.DisplayStream(strings.NewReader(`{"errorDetail":{"message":"pull access denied"},"error":"pull access denied"}`+"\n"), &out)
+	if err == nil || !strings.Contains(err.Error(), "pull access denied") {
+		t.Errorf("an error message: %v", err)
 	}
 }
