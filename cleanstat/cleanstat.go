@@ -211,12 +211,12 @@ func (d Dir) Keep(id int64, s Snapshot, clean bool, c Counts) {
 	}
 }
 
-// Prune forgets every env that is not live (files named by other
-// numbers; another process's temporary files are left alone).
-func (d Dir) Prune(live func(id int64) bool) {
+// Prune forgets every env not in live (files named by other numbers;
+// another process's temporary files are left alone).
+func (d Dir) Prune(live map[int64]bool) {
 	names, _ := os.ReadDir(string(d))
 	for _, n := range names {
-		if id, err := strconv.ParseInt(n.Name(), 10, 64); err == nil && !live(id) {
+		if id, err := strconv.ParseInt(n.Name(), 10, 64); err == nil && !live[id] {
 			os.Remove(filepath.Join(string(d), n.Name()))
 		}
 	}

@@ -130,9 +130,9 @@ func NewDockerRuntime() (Runtime, error) {
 // dockerSocket is where Docker's engine listens by default.
 const dockerSocket = "/var/run/docker.sock"
 
-// podmanSockets are where podman's Docker-compatible service listens, as
-// the podman CLI looks: the user's own (rootless) service, then the
-// system's (rootful).
+// podmanSockets are where podman's Docker-compatible service listens by
+// default: the user's own (rootless) service, then the system's
+// (rootful).
 func podmanSockets() []string {
 	var socks []string
 	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
@@ -382,11 +382,17 @@ func terminalOf(s ExecSpec) (*os.File, client.ConsoleSize) {
 	if !s.TTY || !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil, client.ConsoleSize{}
 	}
-	width, height, err := term.GetSize(int(f.Fd()))
-	if err != nil || width <= 0 || height <= 0 {
+	size, ok := sizeOf(f)
+	if !ok {
 		return nil, client.ConsoleSize{}
 	}
-	return f, client.ConsoleSize{Height: uint(height), Width: uint(width)}
+	return f, size
+}
+
+// sizeOf is a terminal's size; false when it has none.
+func sizeOf(terminal *os.File) (client.ConsoleSize, bool) {
+	width, height, err := term.GetSize(int(terminal.Fd()))
+	return client.ConsoleSize{Height: uint(height), Width: uint(width)}, err == nil && width > 0 && height > 0
 }
 
 // followSize resizes the exec's terminal to the terminal's now (engines
@@ -404,8 +410,8 @@ func (d *dockerRuntime) followSize(ctx context.Context, execID string, terminal 
 		for {
 			select {
 			case <-changed:
-				if width, height, err := term.GetSize(int(terminal.Fd())); err == nil && width > 0 && height > 0 {
-					d.cli.ExecResize(ctx, execID, client.ExecResizeOptions{Height: uint(height), Width: uint(width)})
+				if size, ok := sizeOf(terminal); ok {
+					d.cli.ExecResize(ctx, execID, client.ExecResizeOptions(size))
 				}
 			case <-done:
 				return

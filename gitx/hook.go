@@ -25,8 +25,7 @@ func OpenHookView(ctx context.Context, dir string) (*HookView, error) {
 	// --symbolic-full-name, every branch's name in the same order.
 	args := []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--show-toplevel",
 		"HEAD", "--branches", "--symbolic-full-name", "HEAD", "--branches"}
-	env := append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
-	out, err := run(ctx, command{dir: dir, args: args, env: env})
+	out, err := run(ctx, command{dir: dir, args: args, env: locatingEnv()})
 	if err != nil {
 		return nil, err
 	}

@@ -225,8 +225,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	args := []string{"rev-parse", "--path-format=absolute",
 		"--git-dir", "--git-common-dir", "--is-bare-repository", "--show-toplevel",
 		"--verify", "-q", "HEAD"}
-	env := append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
-	out, err := run(ctx, command{dir: dir, args: args, env: env})
+	out, err := run(ctx, command{dir: dir, args: args, env: locatingEnv()})
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if err != nil {
 		var gerr *Error
@@ -250,6 +249,12 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		return nil, fmt.Errorf("cannot read git rev-parse output: %q", out)
 	}
 	return openedRepo(lines[0], lines[1], lines[3], lines[4]), nil
+}
+
+// locatingEnv is the environment of the one git command that finds the
+// repository: the caller's own, GIT_DIR and GIT_WORK_TREE included.
+func locatingEnv() []string {
+	return append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
 }
 
 func openedRepo(gitDir, commonDir, toplevel, head string) *Repo {

@@ -3,7 +3,6 @@ package isolation
 import (
 	"context"
 	"runtime"
-	"slices"
 
 	"golang.org/x/sync/errgroup"
 
@@ -88,9 +87,10 @@ func (m *Manager) listed(ctx context.Context, envs []*state.Env, all, subset boo
 // are not all the live envs.
 func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) error {
 	var live []*state.Env
+	liveIDs := map[int64]bool{} // the status cache keeps only these
 	for _, l := range listed {
 		if l.Env.Live() {
-			live = append(live, l.Env)
+			live, liveIDs[l.Env.ID] = append(live, l.Env), true
 		}
 	}
 	if len(live) == 0 {
@@ -138,7 +138,7 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 	}
 	err = g.Wait()
 	if !subset {
-		cleanstat.In(m.r.Git.ApexDir()).Prune(func(id int64) bool { return slices.ContainsFunc(live, func(e *state.Env) bool { return e.ID == id }) })
+		cleanstat.In(m.r.Git.ApexDir()).Prune(liveIDs)
 	}
 	return err
 }

@@ -57,7 +57,11 @@ func handle(ctx context.Context, name string, args []string, opts repo.Options) 
 	if err != nil {
 		return err
 	}
-	picked, sure := candidates(ctx, cwd, name)
+	view, err := gitx.OpenHookView(ctx, cwd)
+	if err != nil {
+		return err
+	}
+	picked, sure := candidates(ctx, view, name)
 	if sure && len(picked) == 0 {
 		return nil
 	}
@@ -65,7 +69,7 @@ func handle(ctx context.Context, name string, args []string, opts repo.Options) 
 	// about a second, then leaves everything as it was.
 	// The hook reads the checkout's own policy, never a --policy file.
 	opts.PolicyFile, opts.StateWait = "", stateWait
-	r, err := repo.Open(ctx, cwd, opts)
+	r, err := repo.OpenState(ctx, view.Repo, opts) // git found the repository once, for both
 	if err != nil {
 		return err
 	}
@@ -91,15 +95,12 @@ func handle(ctx context.Context, name string, args []string, opts repo.Options) 
 }
 
 // candidates are the envs the change the hook reports could have merged
-// (merged.Candidates), found with two git processes at most and the
-// state database opened only to read. sure is false when they could not
-// be told apart (an older state schema, an unreadable ORIG_HEAD, a git
-// error): every env is then checked, which is never wrong, only slower.
-func candidates(ctx context.Context, cwd, hook string) (picked []*state.Env, sure bool) {
-	view, err := gitx.OpenHookView(ctx, cwd)
-	if err != nil {
-		return nil, false
-	}
+// (merged.Candidates), found with one more git process at most (view
+// took the first) and the state database opened only to read. sure is
+// false when they could not be told apart (an older state schema, an
+// unreadable ORIG_HEAD, a git error): every env is then checked, which is
+// never wrong, only slower.
+func candidates(ctx context.Context, view *gitx.HookView, hook string) (picked []*state.Env, sure bool) {
 	if view.Branch == "" {
 		return nil, true // detached: no branch got anything
 	}
