@@ -7,15 +7,11 @@ package container
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -105,93 +101,6 @@ type ExecSpec struct {
 // dockerRuntime is Runtime over the Docker Engine API.
 type dockerRuntime struct {
 	cli *client.Client
-}
-
-// NewDockerRuntime connects to the engine DOCKER_HOST names, else the
-// Docker CLI's current context, else Docker's default socket when it is
-// there, else podman's (rootless, then rootful: podmanSockets),
-// negotiating the API version. It does not contact it.
-func NewDockerRuntime() (Runtime, error) {
-	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
-	if os.Getenv("DOCKER_HOST") == "" {
-		if host := contextHost(); host != "" {
-			opts = append(opts, client.WithHost(host))
-		} else if host := podmanHost(); host != "" {
-			opts = append(opts, client.WithHost(host))
-		}
-	}
-	cli, err := client.New(opts...)
-	if err != nil {
-		return nil, err
-	}
-	return &dockerRuntime{cli: cli}, nil
-}
-
-// dockerSocket is where Docker's engine listens by default.
-const dockerSocket = "/var/run/docker.sock"
-
-// podmanSockets are where podman's Docker-compatible service listens by
-// default: the user's own (rootless) service, then the system's
-// (rootful).
-func podmanSockets() []string {
-	var socks []string
-	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
-		socks = append(socks, filepath.Join(dir, "podman", "podman.sock"))
-	}
-	return append(socks, "/run/podman/podman.sock")
-}
-
-// podmanHost is the address of a podman socket when Docker's default
-// socket is not there, or "".
-func podmanHost() string {
-	if isSocket(dockerSocket) {
-		return ""
-	}
-	for _, sock := range podmanSockets() {
-		if isSocket(sock) {
-			return "unix://" + sock
-		}
-	}
-	return ""
-}
-
-func isSocket(path string) bool {
-	info, err := os.Stat(path)
-	return err == nil && info.Mode()&os.ModeSocket != 0
-}
-
-// contextHost reads the engine address of the Docker CLI's current
-// context (DOCKER_CONTEXT, else currentContext in its config.json), or "".
-func contextHost() string {
-	dir := os.Getenv("DOCKER_CONFIG")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".docker")
-	}
-	name := os.Getenv("DOCKER_CONTEXT")
-	if name == "" {
-		var cfg struct{ CurrentContext string }
-		data, err := os.ReadFile(filepath.Join(dir, "config.json"))
-		if err != nil || json.Unmarshal(data, &cfg) != nil {
-			return ""
-		}
-		name = cfg.CurrentContext
-	}
-	if name == "" || name == "default" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(name))
-	var meta struct {
-		Endpoints map[string]struct{ Host string }
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "contexts", "meta", hex.EncodeToString(sum[:]), "meta.json"))
-	if err != nil || json.Unmarshal(data, &meta) != nil {
-		return ""
-	}
-	return meta.Endpoints["docker"].Host
 }
 
 func (d *dockerRuntime) Close() error { return d.cli.Close() }

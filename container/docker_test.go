@@ -14,25 +14,46 @@ import (
 	"github.com/moby/moby/client/pkg/jsonmessage"
 )
 
-func TestContextHostReadsTheCurrentContext(t *testing.T) {
+func TestFindEndpointReadsTheCurrentContext(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("DOCKER_CONFIG", dir)
 	t.Setenv("DOCKER_CONTEXT", "")
-	if h := contextHost(); h != "" {
-		t.Errorf("no config: %q", h)
+	t.Setenv("DOCKER_HOST", "")
+	if ep, err := FindEndpoint(); err != nil || ep.Name != "" {
+		t.Errorf("no config: %+v, %v", ep, err)
 	}
 	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"currentContext": "remote"}`), 0o644)
-	sum := sha256.Sum256([]byte("remote"))
-	meta := filepath.Join(dir, "contexts", "meta", hex.EncodeToString(sum[:]))
-	os.MkdirAll(meta, 0o755)
-	os.WriteFile(filepath.Join(meta, "meta.json"), []byte(`{"Name":"remote","Endpoints":{"docker":{"Host":"unix:///run/remote.sock"}}}`), 0o644)
-	if h := contextHost(); h != "unix:///run/remote.sock" {
-		t.Errorf("current context: %q", h)
+	if _, err := FindEndpoint(); err == nil || !strings.Contains(err.Error(), `no Docker context "remote"`) {
+		t.Errorf("a current context that is not there: %v", err)
+	}
+	writeContext(t, dir, "remote", `{"Name":"remote","Endpoints":{"docker":{"Host":"unix:///run/remote.sock"}}}`)
+	if ep, err := FindEndpoint(); err != nil || ep.Host != "unix:///run/remote.sock" || ep.Name != "remote" || ep.TLS != nil {
+		t.Errorf("current context: %+v, %v", ep, err)
 	}
 	t.Setenv("DOCKER_CONTEXT", "default")
-	if h := contextHost(); h != "" {
-		t.Errorf("DOCKER_CONTEXT=default: %q", h)
+	if ep, err := FindEndpoint(); err != nil || ep.Host == "unix:///run/remote.sock" {
+		t.Errorf("DOCKER_CONTEXT=default: %+v, %v", ep, err)
 	}
+	t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+	if ep, err := FindEndpoint(); err != nil || ep.Host != "tcp://127.0.0.1:1" {
+		t.Errorf("DOCKER_HOST first: %+v, %v", ep, err)
+	}
+}
+
+// writeContext writes a Docker context's meta.json where the Docker CLI
+// keeps it, and returns its TLS directory (not made).
+func writeContext(t *testing.T, dir, name, meta string) string {
+	t.Helper()
+	sum := sha256.Sum256([]byte(name))
+	id := hex.EncodeToString(sum[:])
+	metaDir := filepath.Join(dir, "contexts", "meta", id)
+	if err := os.MkdirAll(metaDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(metaDir, "meta.json"), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "contexts", "tls", id, "docker")
 }
 
 func TestEngineName(t *testing.T) {
@@ -68,8 +89,12 @@ func TestPodmanHostFindsTheUsersSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if h := podmanHost(); h != "unix://"+sock {
-		t.Errorf("podmanHost = %q, want the user's socket %s", h, sock)
+	want := "unix://" + sock
+	if os.Getuid() == 0 && isSocket("/run/podman/podman.sock") {
+		want = "unix:///run/podman/podman.sock" // root's own comes first
+	}
+	if h := podmanHost(); h != want {
+		t.Errorf("podmanHost = %q, want %s", h, want)
 	}
 }
 

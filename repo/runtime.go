@@ -13,7 +13,11 @@ import (
 // connect connects to the container engine and checks that it answers
 // within wait.
 func connect(ctx context.Context, wait time.Duration) (container.Runtime, string, error) {
-	rt, err := container.NewDockerRuntime()
+	ep, err := container.FindEndpoint()
+	if err != nil {
+		return nil, "", err
+	}
+	rt, err := container.Connect(ep)
 	if err != nil {
 		return nil, "", err
 	}

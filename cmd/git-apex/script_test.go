@@ -66,6 +66,7 @@ func TestScripts(t *testing.T) {
 			"sqlfile":   cmdSQLFile,
 			"releasedb": cmdReleaseDB,
 			"schema":    cmdSchema,
+			"sshd":      cmdSSHD,
 		},
 	})
 }
@@ -130,14 +131,17 @@ var canMount = sync.OnceValue(func() bool {
 	return true
 })
 
-// condition adds [docker] (a daemon answers and has the test image) and
-// [mount] (read-only bind mounts can be made).
+// condition adds [docker] (a daemon answers and has the test image),
+// [mount] (read-only bind mounts can be made), [bridge] (the daemon has
+// its bridge network) and [sshd] (an sshd the script can start).
 func condition(cond string) (bool, error) {
 	switch cond {
 	case "docker":
 		return dockerReady(), nil
 	case "mount":
 		return canMount(), nil
+	case "sshd":
+		return haveSSHD(), nil
 	case "bridge":
 		return dockerReady() && exec.Command("docker", "network", "inspect", "bridge").Run() == nil, nil
 	}

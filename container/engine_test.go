@@ -1,0 +1,136 @@
+package container
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestContextTLS connects through a context whose engine asks for a
+// client certificate signed by its own authority: with the context's TLS
+// material the engine answers; with the client certificate gone it
+// refuses, and so does a context trusting another authority.
+func TestContextTLS(t *testing.T) {
+	ca, caKey := newCert(t, nil, nil, "apex test CA")
+	serverCert, serverKey := newCert(t, ca, caKey, "127.0.0.1")
+	clientCert, clientKey := newCert(t, ca, caKey, "apex client")
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	engine := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Api-Version", "1.41")
+		if strings.HasSuffix(r.URL.Path, "/version") {
+			w.Write([]byte(`{"Version":"99.1","ApiVersion":"1.41","Components":[{"Name":"Engine","Version":"99.1"}]}`))
+		}
+	}))
+	engine.TLS = &tls.Config{
+		Certificates: []tls.Certificate{{Certificate: [][]byte{serverCert.Raw}, PrivateKey: serverKey}},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    pool,
+	}
+	engine.StartTLS()
+	defer engine.Close()
+
+	dir := t.TempDir()
+	t.Setenv("DOCKER_CONFIG", dir)
+	t.Setenv("DOCKER_HOST", "")
+	t.Setenv("DOCKER_CERT_PATH", "")
+	t.Setenv("DOCKER_CONTEXT", "secure")
+	host := "tcp://" + strings.TrimPrefix(engine.URL, "https://")
+	tlsDir := writeContext(t, dir, "secure", `{"Name":"secure","Endpoints":{"docker":{"Host":"`+host+`"}}}`)
+	writePEM(t, filepath.Join(tlsDir, "ca.pem"), "CERTIFICATE", ca.Raw)
+	writePEM(t, filepath.Join(tlsDir, "cert.pem"), "CERTIFICATE", clientCert.Raw)
+	der, err := x509.MarshalECPrivateKey(clientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, filepath.Join(tlsDir, "key.pem"), "EC PRIVATE KEY", der)
+
+	version := func() (string, error) {
+		ep, err := FindEndpoint()
+		if err != nil {
+			return "", err
+		}
+		rt, err := Connect(ep)
+		if err != nil {
+			return "", err
+		}
+		defer rt.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return rt.Version(ctx)
+	}
+	if v, err := version(); err != nil || v != "Docker Engine 99.1" {
+		t.Fatalf("with the context's TLS material: %q, %v", v, err)
+	}
+	os.Remove(filepath.Join(tlsDir, "cert.pem"))
+	if v, err := version(); err == nil {
+		t.Errorf("without a client certificate the engine answered %q", v)
+	}
+	other, _ := newCert(t, nil, nil, "another CA")
+	writePEM(t, filepath.Join(tlsDir, "ca.pem"), "CERTIFICATE", other.Raw)
+	if v, err := version(); err == nil {
+		t.Errorf("trusting another authority, the engine answered %q", v)
+	}
+}
+
+// newCert makes a certificate for name: an authority's when parent is
+// nil, else one parent signs, valid for name as an IP address when it
+// is one.
+func newCert(t *testing.T, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, name string) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+	}
+	if ip := net.ParseIP(name); ip != nil {
+		tmpl.IPAddresses = []net.IP{ip}
+	}
+	signer, signerKey := tmpl, key
+	if parent == nil {
+		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+		tmpl.KeyUsage |= x509.KeyUsageCertSign
+	} else {
+		signer, signerKey = parent, parentKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, key
+}
+
+func writePEM(t *testing.T, path, kind string, der []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
