@@ -32,7 +32,8 @@ type Runtime interface {
 	// Version is the engine's name and version ("Podman Engine 4.3.1");
 	// an error when it does not answer.
 	Version(ctx context.Context) (string, error)
-	// EnsureImage pulls image unless it is there, reporting progress.
+	// EnsureImage pulls image unless it is there, reporting progress, with
+	// the credentials the Docker CLI's config holds for its registry.
 	EnsureImage(ctx context.Context, image string, progress io.Writer) error
 	// Create makes (and does not start) a container.
 	Create(ctx context.Context, spec ContainerSpec) (string, error)
@@ -134,8 +135,12 @@ func (d *dockerRuntime) EnsureImage(ctx context.Context, image string, progress 
 	} else if !cerrdefs.IsNotFound(err) {
 		return err
 	}
+	auth, err := registryAuth(ctx, image)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(progress, "pulling image %s\n", image)
-	resp, err := d.cli.ImagePull(ctx, image, client.ImagePullOptions{})
+	resp, err := d.cli.ImagePull(ctx, image, client.ImagePullOptions{RegistryAuth: auth})
 	if err != nil {
 		return err
 	}

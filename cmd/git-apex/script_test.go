@@ -67,6 +67,7 @@ func TestScripts(t *testing.T) {
 			"releasedb": cmdReleaseDB,
 			"schema":    cmdSchema,
 			"sshd":      cmdSSHD,
+			"registry":  cmdRegistry,
 		},
 	})
 }
