@@ -27,6 +27,8 @@ test:
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet -tags engine ./cmd/git-apex
 	@docker image inspect apex-test:latest >/dev/null 2>&1 || \
 		echo "make test: no Docker daemon with image apex-test:latest: the container scenarios are SKIPPED (.ci/run starts a daemon and builds the image)"
+	@[ -n "$$APEX_TEST_PODMAN_HOST" ] || \
+		echo "make test: no podman service (APEX_TEST_PODMAN_HOST): the container scenarios on podman are SKIPPED (.ci/run starts one)"
 	$(GO) test ./...
 
 install:

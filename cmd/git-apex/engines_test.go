@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -8,10 +9,81 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
+
+// testImage is the image the container scenarios use; .ci/run builds it
+// with testdata/docker/build-image.sh.
+const testImage = "apex-test:latest"
+
+// testEngine is the container engine a run of the scenarios uses.
+type testEngine struct {
+	host string // its DOCKER_HOST; "" for the default
+	// ready says whether it answers and has the test image.
+	ready func() bool
+}
+
+// engines holds a testEngine per host, so that each is asked once.
+var engines sync.Map
+
+// engineAt is the engine at host (a DOCKER_HOST value).
+func engineAt(host string) *testEngine {
+	e := &testEngine{host: host}
+	e.ready = sync.OnceValue(func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		cmd := e.docker("image", "inspect", testImage)
+		return exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...).Run() == nil
+	})
+	found, _ := engines.LoadOrStore(host, e)
+	return found.(*testEngine)
+}
+
+// docker is the Docker CLI talking to the engine.
+func (e *testEngine) docker(args ...string) *exec.Cmd {
+	cmd := exec.Command("docker", args...)
+	if e.host != "" {
+		cmd.Env = append(os.Environ(), "DOCKER_HOST="+e.host)
+	}
+	return cmd
+}
+
+// removeContainers removes the containers git-apex made for repositories
+// under dir, whatever the script left.
+func (e *testEngine) removeContainers(dir string) {
+	if !e.ready() {
+		return
+	}
+	out, err := e.docker("ps", "-a", "--filter", "label=git-apex.repo", "--format", `{{.ID}} {{.Label "git-apex.repo"}}`).Output()
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if id, repo, ok := strings.Cut(line, " "); ok && strings.HasPrefix(repo, dir) {
+			e.docker("rm", "-f", id).Run()
+		}
+	}
+}
+
+// condition adds [docker] (the engine answers and has the test image),
+// [bridge] (and has its default bridge network), [mount] (read-only bind
+// mounts can be made) and [sshd] (an sshd the script can start).
+func (e *testEngine) condition(cond string) (bool, error) {
+	switch cond {
+	case "docker":
+		return e.ready(), nil
+	case "bridge":
+		return e.ready() && e.docker("network", "inspect", "bridge").Run() == nil, nil
+	case "mount":
+		return canMount(), nil
+	case "sshd":
+		return haveSSHD(), nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}
 
 // sshdProgram is where Debian's openssh-server puts the daemon.
 const sshdProgram = "/usr/sbin/sshd"

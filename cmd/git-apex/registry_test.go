@@ -145,11 +145,12 @@ func cmdRegistry(ts *testscript.TestScript, neg bool, args []string) {
 	go server.Serve(l)
 	ts.Defer(func() {
 		server.Close()
-		removeContainers(ts.Getenv("WORK"))
-		out, _ := exec.Command("docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}").Output()
+		engine := engineAt(ts.Getenv("DOCKER_HOST"))
+		engine.removeContainers(ts.Getenv("WORK"))
+		out, _ := engine.docker("image", "ls", "--format", "{{.Repository}}:{{.Tag}}").Output()
 		for _, name := range strings.Fields(string(out)) {
 			if strings.HasPrefix(name, addr+"/") {
-				exec.Command("docker", "rmi", "-f", name).Run()
+				engine.docker("rmi", "-f", name).Run()
 			}
 		}
 	})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"flag"
@@ -47,15 +46,47 @@ func testClock(now string) func() time.Time {
 }
 
 // TestScripts runs the scenarios in testdata/script, each in its own
-// directory with its own HOME and a git configured only by the script.
+// directory with its own HOME and a git configured only by the script,
+// the container scenarios against the engine DOCKER_HOST names.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
+	testscript.Run(t, scriptParams(engineAt(os.Getenv("DOCKER_HOST"))))
+}
+
+// TestScriptsOnPodman runs the container scenarios (those with a
+// [docker] condition) again, against the podman service
+// APEX_TEST_PODMAN_HOST names (.ci/run starts one).
+func TestScriptsOnPodman(t *testing.T) {
+	host := os.Getenv("APEX_TEST_PODMAN_HOST")
+	if host == "" {
+		t.Skip("no podman service (APEX_TEST_PODMAN_HOST): .ci/run starts one")
+	}
+	engine := engineAt(host)
+	if !engine.ready() {
+		t.Fatalf("the podman service at %s does not answer with image %s", host, testImage)
+	}
+	params := scriptParams(engine)
+	all, err := filepath.Glob(filepath.Join(params.Dir, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range all {
+		if data, err := os.ReadFile(file); err == nil && strings.Contains(string(data), "[!docker]") {
+			params.Files = append(params.Files, file)
+		}
+	}
+	params.Dir = ""
+	testscript.Run(t, params)
+}
+
+// scriptParams runs the scenarios with engine as their container engine.
+func scriptParams(engine *testEngine) testscript.Params {
+	return testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
-		Setup:               setupScript,
-		Condition:           condition,
+		Setup:               func(env *testscript.Env) error { return setupScript(env, engine) },
+		Condition:           engine.condition,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"exits":     cmdExits,
 			"redact":    cmdRedact,
@@ -69,7 +100,7 @@ func TestScripts(t *testing.T) {
 			"sshd":      cmdSSHD,
 			"registry":  cmdRegistry,
 		},
-	})
+	}
 }
 
 // buildEngine builds the engine (git-apex-engine, for serve and mcp)
@@ -85,34 +116,6 @@ var buildEngine = sync.OnceValues(func() (string, error) {
 	}
 	return dir, nil
 })
-
-// testImage is the image the container scenarios use; .ci/run builds it
-// with testdata/docker/build-image.sh.
-const testImage = "apex-test:latest"
-
-// dockerReady says whether a Docker daemon answers with the test image.
-var dockerReady = sync.OnceValue(func() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return exec.CommandContext(ctx, "docker", "image", "inspect", testImage).Run() == nil
-})
-
-// removeContainers removes the containers git-apex made for repositories
-// under dir, whatever the script left.
-func removeContainers(dir string) {
-	if !dockerReady() {
-		return
-	}
-	out, err := exec.Command("docker", "ps", "-a", "--filter", "label=git-apex.repo", "--format", `{{.ID}} {{.Label "git-apex.repo"}}`).Output()
-	if err != nil {
-		return
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if id, repo, ok := strings.Cut(line, " "); ok && strings.HasPrefix(repo, dir) {
-			exec.Command("docker", "rm", "-f", id).Run()
-		}
-	}
-}
 
 // canMount says whether this process may bind-mount (root, with the
 // privilege to mount).
@@ -131,23 +134,6 @@ var canMount = sync.OnceValue(func() bool {
 	exec.Command("umount", dir).Run()
 	return true
 })
-
-// condition adds [docker] (a daemon answers and has the test image),
-// [mount] (read-only bind mounts can be made), [bridge] (the daemon has
-// its bridge network) and [sshd] (an sshd the script can start).
-func condition(cond string) (bool, error) {
-	switch cond {
-	case "docker":
-		return dockerReady(), nil
-	case "mount":
-		return canMount(), nil
-	case "sshd":
-		return haveSSHD(), nil
-	case "bridge":
-		return dockerReady() && exec.Command("docker", "network", "inspect", "bridge").Run() == nil, nil
-	}
-	return false, fmt.Errorf("unknown condition %q", cond)
-}
 
 // cmdRedact writes the last command's stdout to FILE with the scenario's
 // directory written as $WORK and port blocks as PORT, so that `cmp FILE $WORK/golden` compares
@@ -261,7 +247,7 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-func setupScript(env *testscript.Env) error {
+func setupScript(env *testscript.Env, engine *testEngine) error {
 	home := filepath.Join(env.WorkDir, ".home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
@@ -271,10 +257,10 @@ func setupScript(env *testscript.Env) error {
 		return err
 	}
 	env.Setenv("PATH", engineDir+string(os.PathListSeparator)+env.Getenv("PATH"))
-	if host := os.Getenv("DOCKER_HOST"); host != "" {
-		env.Setenv("DOCKER_HOST", host)
+	if engine.host != "" {
+		env.Setenv("DOCKER_HOST", engine.host)
 	}
-	env.Defer(func() { removeContainers(env.WorkDir) })
+	env.Defer(func() { engine.removeContainers(env.WorkDir) })
 	for k, v := range map[string]string{
 		"HOME":                home,
 		"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
