@@ -47,6 +47,9 @@ type Runtime interface {
 	Remove(ctx context.Context, id string) error
 	// Exec runs a command in a running container and returns its exit code.
 	Exec(ctx context.Context, id string, spec ExecSpec) (int, error)
+	// CopyTo unpacks a tar stream into a container (made, running or
+	// not) at dir, with the owners its entries name.
+	CopyTo(ctx context.Context, id, dir string, content io.Reader) error
 	Close() error
 }
 
@@ -233,6 +236,11 @@ func (d *dockerRuntime) Remove(ctx context.Context, id string) error {
 	if cerrdefs.IsNotFound(err) {
 		return nil
 	}
+	return err
+}
+
+func (d *dockerRuntime) CopyTo(ctx context.Context, id, dir string, content io.Reader) error {
+	_, err := d.cli.CopyToContainer(ctx, id, client.CopyToContainerOptions{DestinationPath: dir, Content: content})
 	return err
 }
 

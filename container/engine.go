@@ -135,6 +135,24 @@ func contextTLS(dir string, skipVerify bool) (*tls.Config, error) {
 	return config, nil
 }
 
+// Local reports whether the engine runs on this machine, and so sees its
+// files: a unix socket, or a tcp:// or ssh:// host on the loopback.
+func (ep Endpoint) Local() bool {
+	if ep.Host == "" || strings.HasPrefix(ep.Host, "unix://") || strings.HasPrefix(ep.Host, "npipe://") {
+		return true
+	}
+	u, err := url.Parse(ep.Host)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // Connect makes a client of the engine at ep, negotiating the API
 // version. It does not contact the engine.
 func Connect(ep Endpoint) (Runtime, error) {

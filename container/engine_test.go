@@ -134,3 +134,21 @@ func writePEM(t *testing.T, path, kind string, der []byte) {
 		t.Fatal(err)
 	}
 }
+
+func TestEndpointLocal(t *testing.T) {
+	for host, want := range map[string]bool{
+		"":                              true,
+		"unix:///var/run/docker.sock":   true,
+		"tcp://127.0.0.1:2375":          true,
+		"tcp://localhost:2375":          true,
+		"tcp://[::1]:2375":              true,
+		"ssh://me@127.0.0.1:2222":       true,
+		"tcp://192.0.2.7:2376":          false,
+		"ssh://builder@ci.example.com":  false,
+		"tcp://docker.example.com:2376": false,
+	} {
+		if got := (Endpoint{Host: host}).Local(); got != want {
+			t.Errorf("Endpoint{Host: %q}.Local() = %v, want %v", host, got, want)
+		}
+	}
+}

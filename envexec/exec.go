@@ -94,7 +94,7 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 	}
 	code, err := rt.Exec(ctx, id, spec)
 	if _, berr := sandbox.BringBackEnv(context.WithoutCancel(ctx), rp, nil, env); berr != nil {
-		rp.Warnf("%s: %v; they stay in the container and come back at the next exec", env.Identity, berr)
+		rp.Warnf("%s: %v; it stays in the container: `git apex sync %s` retries, and so does the next exec", env.Identity, berr, env.Identity)
 	}
 	return code, err
 }

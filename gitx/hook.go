@@ -57,14 +57,14 @@ func OpenHookView(ctx context.Context, dir string) (*HookView, error) {
 func (v *HookView) OrigHead() string {
 	data, err := os.ReadFile(filepath.Join(v.GitDir, "ORIG_HEAD"))
 	id := strings.TrimSpace(string(data))
-	if err != nil || !isObjectID(id) {
+	if err != nil || !IsObjectID(id) {
 		return ""
 	}
 	return id
 }
 
-// isObjectID reports whether s is a full SHA-1 or SHA-256 object id.
-func isObjectID(s string) bool {
+// IsObjectID reports whether s is a full SHA-1 or SHA-256 object id.
+func IsObjectID(s string) bool {
 	return (len(s) == 40 || len(s) == 64) && strings.Trim(s, "0123456789abcdef") == ""
 }
 

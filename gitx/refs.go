@@ -248,6 +248,20 @@ func (r *Repo) InitPrivateIndex(ctx context.Context, gitDir, commit string) erro
 	return err
 }
 
+// PackCommit writes into packDir a pack of commit and all its tree holds,
+// none of its history: the objects a shallow git directory at commit
+// needs.
+func (r *Repo) PackCommit(ctx context.Context, commit, packDir string) error {
+	objects, err := r.readIn(ctx, r.CommonDir, "rev-list", "--objects", "-n", "1", commit)
+	if err != nil {
+		return err
+	}
+	c := r.command(r.CommonDir, []string{"pack-objects", "-q", filepath.Join(packDir, "pack")}, false)
+	c.stdin = objects
+	_, err = run(ctx, c)
+	return err
+}
+
 // Gitlinks lists the paths of commit's tree that are submodules.
 func (r *Repo) Gitlinks(ctx context.Context, commit string) ([]string, error) {
 	out, err := r.readIn(ctx, r.CommonDir, "ls-tree", "-r", "-z", "--full-tree", commit)

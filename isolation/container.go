@@ -34,7 +34,7 @@ func (c containerProvider) create(ctx context.Context, lk *gitx.Locked, p *plan,
 	}
 	s := sandbox.For(c.r, p.id.String(), t.path, p.branch).WithPorts(p.port)
 	undoSandbox := func(context.Context) error { return os.RemoveAll(s.Dir()) }
-	if err := s.Make(ctx, t.start, sandbox.User(p.policy)); err != nil {
+	if err := s.Make(ctx, t.start, p.policy); err != nil {
 		return made{undo: undoAll(tree.undo, undoSandbox)}, errContainer{fmt.Errorf("cannot make its private git directory: %w", err)}
 	}
 	id, err := s.MakeContainer(ctx, p.policy)

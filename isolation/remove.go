@@ -77,9 +77,9 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	// A full env's container may have commits the host has not seen yet:
 	// they come back first, so that every check below sees them.
 	if back, err := sandbox.BringBackEnv(ctx, m.r, lk, env); err != nil && !opts.Force {
-		return nil, refuse("cannot bring back the commits its container made: %v; make its container answer again (`git apex exec %s -- true`), or run %s to discard them", err, identity, forceHint)
+		return nil, refuse("cannot bring back what its container made: %v; its container is kept: make it answer again and retry with `git apex sync %s`, or run %s to discard what it made", err, identity, forceHint)
 	} else if err != nil {
-		m.r.Warnf("%s: %v; removing anyway (--force), commits made in its container since the last exec are lost", identity, err)
+		m.r.Warnf("%s: %v; removing anyway (--force), what its container made since the last exec is lost", identity, err)
 	} else if back.To != "" && opts.BranchMerged {
 		return nil, refuse("its container made commits on %s since it was found merged", env.Branch)
 	}

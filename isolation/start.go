@@ -245,7 +245,7 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 			return nil, exitcode.New(exitcode.Usage, "cannot use --branch with a detached start: a detached environment has no branch")
 		}
 	case req.Branch != "":
-		if err := gitx.CheckBranchName(req.Branch); err != nil {
+		if err := policy.CheckBranchName(req.Branch); err != nil {
 			return nil, exitcode.New(exitcode.Usage, "%v", err)
 		}
 		p.branch = req.Branch

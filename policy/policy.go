@@ -95,6 +95,11 @@ type Container struct {
 	// ConnectTimeout is how long git-apex waits for the container engine
 	// to answer before it counts it unreachable.
 	ConnectTimeout Duration `toml:"connect_timeout"`
+	// Transfer is how the container gets the env's files: "mount" (bind
+	// mounts of the host's paths), "copy" (copied in at the start, the
+	// results copied back), or "auto": mount when the engine runs on
+	// this machine (container.Endpoint.Local), else copy.
+	Transfer string `toml:"transfer"`
 }
 
 // Workflow is one [workflow.NAME] table.
@@ -149,7 +154,7 @@ func Default() *Policy {
 			StaleAfter:           Duration(7 * 24 * time.Hour),
 			Submodules:           true,
 		},
-		Container: Container{Network: "bridge", User: "host", Shell: "/bin/sh", ConnectTimeout: Duration(20 * time.Second)},
+		Container: Container{Network: "bridge", User: "host", Shell: "/bin/sh", ConnectTimeout: Duration(20 * time.Second), Transfer: "auto"},
 		Requests:  Requests{Host: "auto"},
 	}
 }

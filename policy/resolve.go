@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/gitx"
 )
 
 // Mode resolves the isolation mode asked for a workflow, first that
@@ -45,7 +44,7 @@ func (p *Policy) Branch(id Identity, repo string) (string, error) {
 	if tmpl := p.Workflow[id.Workflow].Branch; tmpl != "" {
 		branch = expand(tmpl, templateValues(id, repo, ""))
 	}
-	if err := gitx.CheckBranchName(branch); err != nil {
+	if err := CheckBranchName(branch); err != nil {
 		return "", exitcode.New(exitcode.Usage, "cannot use %s: %v", id, err)
 	}
 	return branch, nil

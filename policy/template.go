@@ -73,6 +73,9 @@ network = "bridge"
 user = "host"
 shell = "/bin/sh"
 # connect_timeout = "20s"
+# How the container gets the worktree: "mount", "copy" (in at the start,
+# back after each command), or "auto" (mount when the engine is local).
+# transfer = "auto"
 
 # [workflow.feature]
 # isolation = "full"

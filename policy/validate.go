@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/git-apex/git-apex/gitx"
 )
 
 // placeholder matches a {name} in a template.
@@ -36,7 +34,7 @@ func (p *Policy) validate() *Error {
 			return bad("workflow."+name+".branch", "%v", err)
 		}
 		if w.Base != "" {
-			if err := gitx.CheckBranchName(w.Base); err != nil {
+			if err := CheckBranchName(w.Base); err != nil {
 				return bad("workflow."+name+".base", "%v", err)
 			}
 		}
@@ -54,7 +52,7 @@ func (p *Policy) validate() *Error {
 		return bad("worktree.root", "%v", err)
 	}
 	if wt.Base != "" {
-		if err := gitx.CheckBranchName(wt.Base); err != nil {
+		if err := CheckBranchName(wt.Base); err != nil {
 			return bad("worktree.base", "%v", err)
 		}
 	}
@@ -72,6 +70,9 @@ func (p *Policy) validate() *Error {
 	}
 	if c.ConnectTimeout <= 0 {
 		return bad("container.connect_timeout", "must be longer than 0, like \"20s\"")
+	}
+	if c.Transfer != "auto" && c.Transfer != "mount" && c.Transfer != "copy" {
+		return bad("container.transfer", "unknown transfer %q: use \"auto\", \"mount\" or \"copy\"", c.Transfer)
 	}
 	if c.Network != "bridge" && c.Network != "none" {
 		return bad("container.network", "unknown network %q: use \"bridge\" or \"none\"", c.Network)

@@ -24,7 +24,7 @@ func (p *Pool) Container(ctx context.Context, l *Lease, id policy.Identity) (str
 	}
 	s := sandbox.For(p.r, id.String(), l.Path(), "")
 	l.contained = true
-	if err := s.Make(ctx, l.commit, sandbox.User(pol)); err != nil {
+	if err := s.Make(ctx, l.commit, pol); err != nil {
 		return "", err
 	}
 	cid, err := s.MakeContainer(ctx, pol)

@@ -77,8 +77,10 @@ func User(pol *policy.Policy) string {
 // sandbox's private git directory, and the host's object directories
 // read-only, so that git works inside while nothing run there can write
 // what the host's git reads (its config, hooks, refs, other worktrees)
-// or git-apex's state. It keeps only keptCaps.
+// or git-apex's state. In copy mode it mounts none of these: they are
+// copied in (copymode.Worktree.CopyIn). It keeps only keptCaps.
 func (s *Sandbox) spec(pol *policy.Policy, trusted bool) container.ContainerSpec {
+	copied := s.Copied()
 	c := pol.Container
 	spec := container.ContainerSpec{
 		Name:   s.name,
@@ -104,8 +106,12 @@ func (s *Sandbox) spec(pol *policy.Policy, trusted bool) container.ContainerSpec
 			spec.Ports = append(spec.Ports, p)
 		}
 	}
-	for _, dir := range objectDirs(s.r) {
-		spec.Binds = append(spec.Binds, container.Bind{Source: dir, Target: dir, ReadOnly: true})
+	if copied {
+		spec.Binds = nil
+	} else {
+		for _, dir := range objectDirs(s.r) {
+			spec.Binds = append(spec.Binds, container.Bind{Source: dir, Target: dir, ReadOnly: true})
+		}
 	}
 	for path := range s.gitlinks() {
 		spec.Hidden = append(spec.Hidden, filepath.Join(s.worktree, filepath.FromSlash(path)))
@@ -128,8 +134,8 @@ func (s *Sandbox) spec(pol *policy.Policy, trusted bool) container.ContainerSpec
 }
 
 // MakeContainer creates and starts the container working in the sandbox
-// (which must exist) and returns its id; on failure it removes what it
-// made.
+// (which must exist), copying its files in first in copy mode, and
+// returns its id; on failure it removes what it made.
 func (s *Sandbox) MakeContainer(ctx context.Context, pol *policy.Policy) (string, error) {
 	rt, err := s.r.Runtime(ctx)
 	if err != nil {
@@ -140,6 +146,9 @@ func (s *Sandbox) MakeContainer(ctx context.Context, pol *policy.Policy) (string
 		return "", err
 	}
 	id, err := rt.Create(ctx, s.spec(pol, trusted))
+	if err == nil && s.Copied() {
+		err = s.copied().CopyIn(ctx, rt, id, User(pol), s.gitDir(), gitDirInside)
+	}
 	if err == nil {
 		err = rt.Start(ctx, id)
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/git-apex/git-apex/container"
@@ -24,16 +25,23 @@ func BringBackEnv(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state
 		return Result{}, err
 	}
 	b, err := s.BringBack(ctx, lk, env.Container)
+	var records []error
+	for _, c := range b.Conflicts {
+		records = append(records, r.Store.Record(ctx, env, "kept", c))
+	}
+	if b.Files > 0 {
+		records = append(records, r.Store.Record(ctx, env, "synced", fmt.Sprintf("%d files from the container", b.Files)))
+	}
 	if err != nil {
 		return b, err
 	}
 	switch {
 	case b.Kept != "":
-		err = r.Store.Record(ctx, env, "kept", b.Why+" as "+b.Kept)
+		records = append(records, r.Store.Record(ctx, env, "kept", b.Why+" as "+b.Kept))
 	case b.To != "":
-		err = r.Store.Record(ctx, env, "synced", fmt.Sprintf("%s..%s from the container", repo.Short(b.From), repo.Short(b.To)))
+		records = append(records, r.Store.Record(ctx, env, "synced", fmt.Sprintf("%s..%s from the container", repo.Short(b.From), repo.Short(b.To))))
 	}
-	return b, err
+	return b, errors.Join(records...)
 }
 
 // Running returns the runtime and a running container for a full env: it
@@ -91,8 +99,8 @@ func Remake(ctx context.Context, r *repo.Repo, env *state.Env) (string, error) {
 	}
 	s := OfEnv(r, env)
 	tip, err := s.HostTip(ctx)
-	if err == nil && !s.Exists() {
-		err = s.Make(ctx, tip, User(pol))
+	if err == nil && (!s.Exists() || s.Copied()) { // a copied container's files come from the host again
+		err = s.Make(ctx, tip, pol)
 	} else if err == nil {
 		err = s.ProtectGitlinks(ctx, tip)
 	}

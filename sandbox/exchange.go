@@ -40,11 +40,19 @@ type Result struct {
 	From, To string // the host's tip before and after, when it moved
 	Kept     string // the ref commits that could not move the branch are kept under
 	Why      string // why they could not, ending in what was kept ("kept it", "kept them")
+	// Copy mode: the files written or removed in the host's worktree, and
+	// the conflicts in which the host's file was kept.
+	Files     int
+	Conflicts []string
 }
 
 // Unchanged reports whether the sandbox's tip is where the last exchange
-// left it: one file read, no runtime, no git.
+// left it: one file read, no runtime, no git. A copied container's is
+// never known to be: its files may have changed.
 func (s *Sandbox) Unchanged() bool {
+	if s.Copied() {
+		return false
+	}
 	tip, ok := s.peek()
 	return ok && tip == s.loadSynced().private
 }
@@ -52,7 +60,8 @@ func (s *Sandbox) Unchanged() bool {
 // BringBack brings the commits a container made on its sandbox's ref to
 // the host, by fast-forward only: commits that are not a fast-forward,
 // that add submodules, or that the host's staged changes stand in the way
-// of, are kept under refs/apex/kept/ instead. It takes the repository
+// of, are kept under refs/apex/kept/ instead. A copied container's
+// changed files come back first (copymode.Worktree.BringFiles). It takes the repository
 // lock for the update unless lk is held already. When the sandbox's tip
 // did not move it costs one file read, and needs no runtime.
 func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (Result, error) {
@@ -67,6 +76,11 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	if err != nil {
 		return Result{}, err
 	}
+	copied := s.Copied()
+	basis := host
+	if copied { // it lacks what the host made since: the bundle starts at what it had
+		basis = s.loadSynced().private
+	}
 	incoming := filepath.Join(s.dir, "incoming.bundle")
 	defer os.Remove(incoming)
 	out, err := os.Create(incoming)
@@ -75,7 +89,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	}
 	split := &firstLine{rest: out}
 	var stderr bytes.Buffer
-	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", exportScript, "export", s.ref, host},
+	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", exportScript, "export", s.ref, basis},
 		WorkDir: s.worktree, Env: s.gitEnv(), Stdout: split, Stderr: &stderr})
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -87,10 +101,10 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 		return Result{}, fmt.Errorf("cannot read the commits made in the container: %w", err)
 	}
 	tip := strings.TrimSpace(split.line.String())
-	if tip == "" {
+	if tip == "" && !copied {
 		return Result{}, nil // no commit on the ref inside
 	}
-	if !isHash(tip) {
+	if tip != "" && !gitx.IsObjectID(tip) {
 		return Result{}, fmt.Errorf("cannot read the commits made in the container: it answered %q", repo.Short(tip))
 	}
 	if lk == nil {
@@ -102,7 +116,18 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 			return Result{}, err
 		}
 	}
-	b, err := s.takeIn(ctx, lk, incoming, split.wrote, host, tip)
+	var b Result
+	if copied {
+		if b.Files, b.Conflicts, err = s.copied().BringFiles(ctx, rt, ctr); err != nil {
+			s.report(b)
+			return b, fmt.Errorf("cannot bring back the container's files: %w", err)
+		}
+	}
+	if tip != "" {
+		files, conflicts := b.Files, b.Conflicts
+		b, err = s.takeIn(ctx, lk, incoming, split.wrote, host, tip)
+		b.Files, b.Conflicts = files, conflicts
+	}
 	s.report(b)
 	return b, err
 }
@@ -178,6 +203,9 @@ func (s *Sandbox) HostTip(ctx context.Context) (string, error) {
 // not moved it since the last exchange. It costs a git process and a
 // file read when nothing moved.
 func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string) error {
+	if s.Copied() {
+		return nil // see "Copy mode": it lacks the objects
+	}
 	last := s.loadSynced()
 	host, err := s.HostTip(ctx)
 	if err != nil || host == last.host {
@@ -248,6 +276,9 @@ func (f *firstLine) Write(p []byte) (int, error) {
 
 // report says on stderr what an exchange kept aside.
 func (s *Sandbox) report(b Result) {
+	for _, c := range b.Conflicts {
+		s.r.Warnf("%s: %s", s.identity, c)
+	}
 	if b.Kept == "" {
 		return
 	}

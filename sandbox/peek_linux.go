@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/git-apex/git-apex/gitx"
 )
 
 // peek reads the sandbox's tip from its ref file, as data: it follows no
@@ -33,7 +35,7 @@ func (s *Sandbox) peek() (tip string, ok bool) {
 	buf := make([]byte, 128)
 	n, _ := io.ReadFull(f, buf)
 	tip = strings.TrimSpace(string(buf[:n]))
-	if !isHash(tip) {
+	if !gitx.IsObjectID(tip) {
 		return "", false
 	}
 	return tip, true

@@ -15,7 +15,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-apex/git-apex/copymode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
@@ -104,11 +106,13 @@ func (s *Sandbox) gitfile() string { return filepath.Join(s.dir, "gitfile") }
 // Exists reports whether the sandbox was made.
 func (s *Sandbox) Exists() bool { return gitx.Exists(s.gitfile()) }
 
-// Make makes a fresh sandbox with ref at tip and the index at
-// tip's tree, replacing whatever was left at its place. owner, when not
-// "", is the uid:gid the container runs as: the private git directory is
-// given to it.
-func (s *Sandbox) Make(ctx context.Context, tip, owner string) error {
+// Make makes a fresh sandbox with ref at tip and the index at tip's tree,
+// replacing whatever was left at its place, for the policy's container:
+// its private git directory is given to the user the container runs as,
+// and it is made for copy mode (shallow, its objects its own: see "Copy
+// mode") when the policy's containers get their files by copy.
+func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) error {
+	owner, byCopy := User(pol), ByCopy(pol)
 	if err := os.RemoveAll(s.dir); err != nil {
 		return err
 	}
@@ -131,11 +135,14 @@ func (s *Sandbox) Make(ctx context.Context, tip, owner string) error {
 		}
 	}
 	exclude, _ := os.ReadFile(filepath.Join(s.r.Git.CommonDir, "info", "exclude"))
-	files := map[string]string{
-		"HEAD":                    head,
-		"config":                  config,
-		"objects/info/alternates": strings.Join(objectDirs(s.r), "\n") + "\n",
-		"info/exclude":            string(exclude),
+	files := map[string]string{"HEAD": head, "config": config, "info/exclude": string(exclude)}
+	if byCopy {
+		files["shallow"] = tip + "\n"
+		if err := s.r.Git.PackCommit(ctx, tip, filepath.Join(git, "objects", "pack")); err != nil {
+			return err
+		}
+	} else {
+		files["objects/info/alternates"] = strings.Join(objectDirs(s.r), "\n") + "\n"
 	}
 	for name, content := range files {
 		if err := writeNew(filepath.Join(git, name), content); err != nil {
@@ -153,6 +160,11 @@ func (s *Sandbox) Make(ctx context.Context, tip, owner string) error {
 	}
 	if err := s.ProtectGitlinks(ctx, tip); err != nil {
 		return err
+	}
+	if byCopy { // what the host held is recorded when the files are copied in
+		if err := copymode.Begin(s.dir, tip); err != nil {
+			return err
+		}
 	}
 	return chownTree(git, owner)
 }
@@ -239,10 +251,8 @@ func writeNew(path, content string) error {
 // chownTree gives dir and everything below it to owner ("uid:gid"), when
 // owner is numeric and this process may (it runs as root).
 func chownTree(dir, owner string) error {
-	uidText, gidText, _ := strings.Cut(owner, ":")
-	uid, err1 := strconv.Atoi(uidText)
-	gid, err2 := strconv.Atoi(gidText)
-	if owner == "" || err1 != nil || err2 != nil || os.Getuid() != 0 || uid == 0 {
+	uid, gid, ok := copymode.NumericOwner(owner)
+	if !ok || os.Getuid() != 0 || uid == 0 {
 		return nil
 	}
 	return filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
@@ -268,17 +278,4 @@ func (s *Sandbox) saveSynced(host, private string) error {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(s.dir, "synced"))
-}
-
-// isHash reports whether s is a full SHA-1 or SHA-256 object name.
-func isHash(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }

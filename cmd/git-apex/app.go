@@ -6,14 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/cmdline"
-	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/service"
 )
@@ -58,7 +55,7 @@ func newApp() *cli.App {
 		},
 		Before: func(c *cli.Context) error {
 			if _, err := cmdline.UseColour(c.String("color"), "", os.Stdout); err != nil {
-				return usageError(c, "%v", err)
+				return cmdline.UsageError(c, "%v", err)
 			}
 			return nil
 		},
@@ -75,6 +72,7 @@ func newApp() *cli.App {
 			logCommand(),
 			execCommand(),
 			shellCommand(),
+			syncCommand(),
 			openCommand(),
 			trustCommand(),
 			gcCommand(),
@@ -92,7 +90,7 @@ func newApp() *cli.App {
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usageError(c, "unknown command %q", c.Args().First())
+				return cmdline.UsageError(c, "unknown command %q", c.Args().First())
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -102,72 +100,23 @@ func newApp() *cli.App {
 		ErrWriter:      os.Stderr,
 	}
 	app.Commands = append(app.Commands, optionalCommands...)
-	app.OnUsageError = onUsageError
+	app.OnUsageError = cmdline.OnUsageError
 	for _, cmd := range app.Commands {
-		cmd.OnUsageError = onUsageError
+		cmd.OnUsageError = cmdline.OnUsageError
 		for _, sub := range cmd.Subcommands {
-			sub.OnUsageError = onUsageError
+			sub.OnUsageError = cmdline.OnUsageError
 		}
 		if len(cmd.Subcommands) > 0 && cmd.Action == nil {
-			cmd.Action = unknownSubcommand
+			cmd.Action = cmdline.UnknownSubcommand
 		}
 	}
 	return app
-}
-
-// unknownSubcommand is the action of a command with subcommands (hooks,
-// pool) when none of them was named: help, or a usage error for a name
-// that is none of them.
-func unknownSubcommand(c *cli.Context) error {
-	if !c.Args().Present() {
-		return cli.ShowSubcommandHelp(c)
-	}
-	var names []string
-	for _, sub := range c.Command.Subcommands {
-		if sub.Name != "help" {
-			names = append(names, sub.Name)
-		}
-	}
-	return usageError(c, "unknown subcommand %q: use one of %s", c.Args().First(), strings.Join(names, ", "))
-}
-
-// onUsageError reports bad flags on stderr with exit code 2.
-func onUsageError(c *cli.Context, err error, _ bool) error {
-	return usageError(c, "%v", err)
-}
-
-// usageError is a usage error that names the help to read: that of the
-// command, or subcommand, being run.
-func usageError(c *cli.Context, format string, args ...any) error {
-	var path []string
-	for _, ctx := range c.Lineage() {
-		if ctx.Command != nil && ctx.Command.Name != "" && ctx.Command.Name != c.App.Name {
-			path = append([]string{ctx.Command.Name}, path...)
-		}
-	}
-	help := strings.Join(append(append([]string{"git apex"}, path...), "-h"), " ")
-	return exitcode.New(exitcode.Usage, format+"; see `%s`", append(args, help)...)
 }
 
 // commandArgs names the commands whose arguments end in a command line
 // of its own, and how many arguments come before it: `exec ID ls -la`
 // passes -la to ls.
 var commandArgs = map[string]int{"exec": 1}
-
-// positional returns the command's arguments when there are between min
-// and max of them. Flags written after arguments were moved before them
-// (cmdline.FlagsFirst), so what is left are arguments, and a "--" among
-// them (one that followed an argument) is dropped.
-func positional(c *cli.Context, min, max int, names string) ([]string, error) {
-	args := c.Args().Slice()
-	if i := slices.Index(args, "--"); i >= 0 {
-		args = append(args[:i:i], args[i+1:]...)
-	}
-	if len(args) < min || len(args) > max {
-		return nil, usageError(c, "expected %s", names)
-	}
-	return args, nil
-}
 
 // withRepo opens the repository of the current directory, runs fn with
 // it, and closes it.
@@ -187,7 +136,7 @@ func withService(c *cli.Context, fn func(*service.Service) error) error {
 	err := withRepo(c, func(r *repo.Repo) error { return fn(service.New(r)) })
 	var fe *service.FieldError
 	if errors.As(err, &fe) {
-		return usageError(c, "%v", fe.Err)
+		return cmdline.UsageError(c, "%v", fe.Err)
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/batch"
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/repo"
 )
@@ -30,12 +31,12 @@ func batchCommand() *cli.Command {
 			&cli.BoolFlag{Name: "strict", Usage: "with --isolation full, fail (exit 6) instead of falling back to worktree"},
 		},
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 1, 1, "<tasks.toml>")
+			args, err := cmdline.Positional(c, 1, 1, "<tasks.toml>")
 			if err != nil {
 				return err
 			}
 			if c.Int("parallelism") < 1 {
-				return usageError(c, "--parallelism must be 1 or more")
+				return cmdline.UsageError(c, "--parallelism must be 1 or more")
 			}
 			tasks, err := batch.Load(args[0])
 			if err != nil {

@@ -19,7 +19,7 @@ func closeCommand() *cli.Command {
 		Description: "An environment that no identity uses any more is removed when that is safe; " +
 			"one with uncommitted work is kept as preserved, with the reason.",
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 1, 1, "<identity>")
+			args, err := cmdline.Positional(c, 1, 1, "<identity>")
 			if err != nil {
 				return err
 			}
@@ -52,7 +52,7 @@ func finishCommand() *cli.Command {
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 1, 1, "<identity>")
+			args, err := cmdline.Positional(c, 1, 1, "<identity>")
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/shell"
 )
 
@@ -19,13 +20,13 @@ func completionCommand() *cli.Command {
 			"   git apex completion fish | source      # in ~/.config/fish/config.fish\n" +
 			"They complete commands, flags, identities of live environments and workflows, in `git apex` and `git-apex`.",
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 1, 1, "bash, zsh or fish")
+			args, err := cmdline.Positional(c, 1, 1, "bash, zsh or fish")
 			if err != nil {
 				return err
 			}
 			script, err := shell.Completion(args[0])
 			if err != nil {
-				return usageError(c, "%v", err)
+				return cmdline.UsageError(c, "%v", err)
 			}
 			_, err = fmt.Fprint(c.App.Writer, script)
 			return err

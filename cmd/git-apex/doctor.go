@@ -25,7 +25,7 @@ func doctorCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
 		},
 		Action: func(c *cli.Context) error {
-			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
+			if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
 			var rebuilt []doctor.Finding

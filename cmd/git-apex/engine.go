@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/api"
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/mcptools"
 )
@@ -16,7 +17,7 @@ import (
 // command would otherwise pay to start. git-apex runs it for serve and mcp.
 
 func serveAction(c *cli.Context) error {
-	if _, err := positional(c, 0, 0, "no arguments"); err != nil {
+	if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 		return err
 	}
 	opts := api.Options{Socket: c.String("socket"), Listen: c.String("listen"), AllowClone: c.Bool("allow-clone"),
@@ -37,7 +38,7 @@ func serveAction(c *cli.Context) error {
 }
 
 func mcpAction(c *cli.Context) error {
-	if _, err := positional(c, 0, 0, "no arguments"); err != nil {
+	if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 		return err
 	}
 	return mcptools.Serve(c.Context, ".", appVersion(), repoOptions(c))

@@ -70,7 +70,8 @@ func (e *testEngine) removeContainers(dir string) {
 
 // condition adds [docker] (the engine answers and has the test image),
 // [bridge] (and has its default bridge network), [mount] (read-only bind
-// mounts can be made) and [sshd] (an sshd the script can start).
+// mounts can be made), [sshd] (an sshd the script can start) and
+// [dockerd] (a private dockerd the script can start).
 func (e *testEngine) condition(cond string) (bool, error) {
 	switch cond {
 	case "docker":
@@ -81,6 +82,8 @@ func (e *testEngine) condition(cond string) (bool, error) {
 		return canMount(), nil
 	case "sshd":
 		return haveSSHD(), nil
+	case "dockerd":
+		return haveDockerd(), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
@@ -180,4 +183,76 @@ func waitListening(ts *testscript.TestScript, addr, log string) {
 	}
 	out, _ := os.ReadFile(log)
 	ts.Fatalf("nothing listens on %s after 20 s; its log:\n%s", addr, out)
+}
+
+// haveDockerd says whether a private dockerd can be started here: the
+// program, root, and mounts (its own mount namespace).
+func haveDockerd() bool {
+	_, err := exec.LookPath("dockerd")
+	return err == nil && canMount()
+}
+
+// cmdDockerd starts, for this script, a private dockerd listening on a
+// free loopback TCP port, with its own data root and no bridge, gives it
+// the test image (from the script's engine), and sets the variable NAME
+// to its address. With hide, it runs in a mount namespace of its own in
+// which $WORK is an empty tmpfs: it cannot see the script's files, as an
+// engine on another machine cannot. It and its containers are gone when
+// the script ends:
+//
+//	dockerd REMOTE_DOCKER hide
+func cmdDockerd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 || (len(args) == 2 && args[1] != "hide") {
+		ts.Fatalf("usage: dockerd NAME [hide]")
+	}
+	dir, err := os.MkdirTemp("", "apex-dockerd-")
+	ts.Check(err)
+	port := freePort(ts)
+	host := "tcp://127.0.0.1:" + port
+	argv := []string{"dockerd", "--host", host, "--data-root", filepath.Join(dir, "data"), "--exec-root", filepath.Join(dir, "exec"),
+		"--pidfile", filepath.Join(dir, "docker.pid"), "--iptables=false", "--bridge=none"}
+	if len(args) == 2 {
+		script := `mount -t tmpfs -o size=1m,mode=0755 tmpfs "$1" && shift && exec "$@"`
+		argv = append([]string{"unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", ts.Getenv("WORK")}, argv...)
+	}
+	log, err := os.Create(filepath.Join(dir, "dockerd.log"))
+	ts.Check(err)
+	daemon := exec.Command(argv[0], argv[1:]...)
+	daemon.Stdout, daemon.Stderr = log, log
+	ts.Check(daemon.Start())
+	engine := engineAt(host)
+	ts.Defer(func() {
+		if out, err := engine.docker("ps", "-aq").Output(); err == nil && len(out) > 0 {
+			engine.docker(append([]string{"rm", "-f"}, strings.Fields(string(out))...)...).Run()
+		}
+		daemon.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { daemon.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			daemon.Process.Kill()
+			<-done
+		}
+		exec.Command("sh", "-c", `awk -v d="$1/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r | xargs -r umount -l`, "sh", dir).Run()
+		os.RemoveAll(dir)
+	})
+	waitListening(ts, "127.0.0.1:"+port, log.Name())
+	for deadline := time.Now().Add(30 * time.Second); engine.docker("version").Run() != nil; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			out, _ := os.ReadFile(log.Name())
+			ts.Fatalf("dockerd at %s does not answer; its log:\n%s", host, out)
+		}
+	}
+	save := engineAt(ts.Getenv("DOCKER_HOST")).docker("save", testImage)
+	load := engine.docker("load", "-q")
+	pipe, err := save.StdoutPipe()
+	ts.Check(err)
+	load.Stdin = pipe
+	ts.Check(save.Start())
+	if out, err := load.CombinedOutput(); err != nil {
+		ts.Fatalf("docker load: %v\n%s", err, out)
+	}
+	ts.Check(save.Wait())
+	ts.Setenv(args[0], host)
 }

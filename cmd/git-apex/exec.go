@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/service"
 )
@@ -19,7 +20,7 @@ func execCommand() *cli.Command {
 			"made again if it was deleted); otherwise in its worktree. Its stdout and stderr stay apart, stdin is " +
 			"passed, and Ctrl-C stops it. It gets a terminal when stdin and stdout are one.",
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 2, 1<<20, "<identity> -- <command> [args...]")
+			args, err := cmdline.Positional(c, 2, 1<<20, "<identity> -- <command> [args...]")
 			if err != nil {
 				return err
 			}
@@ -35,7 +36,7 @@ func shellCommand() *cli.Command {
 		UsageText:   "git apex shell <identity>",
 		Description: "$SHELL in the worktree; in a full environment, [container].shell (default /bin/sh) inside its container.",
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 1, 1, "<identity>")
+			args, err := cmdline.Positional(c, 1, 1, "<identity>")
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sweep"
@@ -30,14 +31,14 @@ func gcCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
 		},
 		Action: func(c *cli.Context) error {
-			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
+			if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
 			opts := sweep.GCOptions{Merged: c.Bool("merged"), Orphans: c.Bool("orphans"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
 			if s := c.String("older-than"); s != "" {
 				d, err := policy.ParseDuration(s)
 				if err != nil || d == 0 {
-					return usageError(c, "--older-than %q: use a positive duration like 30m, 12h, 7d or 2w", s)
+					return cmdline.UsageError(c, "--older-than %q: use a positive duration like 30m, 12h, 7d or 2w", s)
 				}
 				opts.OlderThan = d
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/hooks"
 	"github.com/git-apex/git-apex/sweep"
 )
@@ -10,7 +11,7 @@ import (
 func hooksCommand() *cli.Command {
 	action := func(do func(dir string) ([]hooks.Status, error)) cli.ActionFunc {
 		return func(c *cli.Context) error {
-			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
+			if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
 			dir, err := hooks.DirOf(c.Context, ".")
@@ -54,7 +55,7 @@ func hookCommand() *cli.Command {
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return usageError(c, "expected a hook name")
+				return cmdline.UsageError(c, "expected a hook name")
 			}
 			sweep.Hook(c.Context, c.Args().First(), c.Args().Tail(), repoOptions(c))
 			return nil

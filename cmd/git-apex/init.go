@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/hooks"
 	"github.com/git-apex/git-apex/repo"
 )
@@ -19,7 +20,7 @@ func initCommand() *cli.Command {
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
+			if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
 			path, err := repo.InitPolicy(c.Context, ".", c.Bool("force"))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/service"
 )
 
@@ -17,7 +18,7 @@ func linkCommand() *cli.Command {
 		Description: "Without <identity>, links to the environment whose worktree holds the current directory. " +
 			"Every command that takes an identity accepts the alias.",
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 1, 2, "<alias> [<identity>]")
+			args, err := cmdline.Positional(c, 1, 2, "<alias> [<identity>]")
 			if err != nil {
 				return err
 			}
@@ -45,7 +46,7 @@ func unlinkCommand() *cli.Command {
 		UsageText: "git apex unlink [--json] <alias>",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 1, 1, "<alias>")
+			args, err := cmdline.Positional(c, 1, 1, "<alias>")
 			if err != nil {
 				return err
 			}

@@ -27,7 +27,7 @@ func listCommand() *cli.Command {
 			&cli.StringFlag{Name: "mode", Usage: "only environments in `MODE`: full, worktree or shared"},
 		},
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 0, 1, "at most one <pattern>")
+			args, err := cmdline.Positional(c, 0, 1, "at most one <pattern>")
 			if err != nil {
 				return err
 			}
@@ -45,7 +45,7 @@ func listCommand() *cli.Command {
 					return err
 				}
 				if envs, err = cmdline.SelectEnvs(envs, filter, c.String("sort")); err != nil {
-					return usageError(c, "%v", err)
+					return cmdline.UsageError(c, "%v", err)
 				}
 				if c.Bool("json") {
 					return printJSON(c, envs)

@@ -28,7 +28,7 @@ func logCommand() *cli.Command {
 			&cli.Int64Flag{Name: "after", Value: -1, Usage: "with --follow, start after the event with id `ID` (default: now)"},
 		},
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 0, 1, "[<identity>]")
+			args, err := cmdline.Positional(c, 0, 1, "[<identity>]")
 			if err != nil {
 				return err
 			}
@@ -37,7 +37,7 @@ func logCommand() *cli.Command {
 				identity = args[0]
 			}
 			if c.IsSet("after") && (!c.Bool("follow") || c.Int64("after") < 0) {
-				return usageError(c, "--after takes an event id of 0 or more, and goes with --follow")
+				return cmdline.UsageError(c, "--after takes an event id of 0 or more, and goes with --follow")
 			}
 			return withService(c, func(s *service.Service) error {
 				if c.Bool("follow") {
@@ -65,7 +65,7 @@ func logCommand() *cli.Command {
 func followLog(c *cli.Context, s *service.Service, identity string) error {
 	if identity != "" {
 		if _, err := policy.ParseIdentity(identity); err != nil {
-			return usageError(c, "%v", err)
+			return cmdline.UsageError(c, "%v", err)
 		}
 	}
 	enc := json.NewEncoder(c.App.Writer)

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/envexec"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/service"
@@ -17,7 +18,7 @@ func openCommand() *cli.Command {
 			"argument, in its directory, with its APEX_* variables, and exits with the editor's code. It runs on the " +
 			"host in every mode, a full environment's included: its worktree is on the host.",
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 1, 1, "<identity>")
+			args, err := cmdline.Positional(c, 1, 1, "<identity>")
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/service"
 )
 
@@ -13,7 +14,7 @@ func pathCommand() *cli.Command {
 		UsageText: "git apex path [--json] <identity>",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 1, 1, "<identity>")
+			args, err := cmdline.Positional(c, 1, 1, "<identity>")
 			if err != nil {
 				return err
 			}

@@ -13,7 +13,7 @@ import (
 
 func poolCommand() *cli.Command {
 	noArgs := func(c *cli.Context) error {
-		_, err := positional(c, 0, 0, "no arguments")
+		_, err := cmdline.Positional(c, 0, 0, "no arguments")
 		return err
 	}
 	return &cli.Command{
@@ -33,7 +33,7 @@ func poolCommand() *cli.Command {
 						return err
 					}
 					if c.IsSet("size") && c.Int("size") <= 0 {
-						return usageError(c, "--size %d: the pool size must be a positive number", c.Int("size"))
+						return cmdline.UsageError(c, "--size %d: the pool size must be a positive number", c.Int("size"))
 					}
 					return withRepo(c, func(r *repo.Repo) error {
 						size := c.Int("size")
@@ -45,7 +45,7 @@ func poolCommand() *cli.Command {
 							size = pol.Pool.Size
 						}
 						if size <= 0 {
-							return usageError(c, "no pool size: set [pool].size in the policy or pass --size N")
+							return cmdline.UsageError(c, "no pool size: set [pool].size in the policy or pass --size N")
 						}
 						slots, err := pool.New(r).Warm(c.Context, size)
 						if err == nil {

@@ -25,7 +25,7 @@ func removeCommand() *cli.Command {
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 1, 1, "<identity>")
+			args, err := cmdline.Positional(c, 1, 1, "<identity>")
 			if err != nil {
 				return err
 			}

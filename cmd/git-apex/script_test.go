@@ -99,6 +99,7 @@ func scriptParams(engine *testEngine) testscript.Params {
 			"schema":    cmdSchema,
 			"sshd":      cmdSSHD,
 			"registry":  cmdRegistry,
+			"dockerd":   cmdDockerd,
 		},
 	}
 }

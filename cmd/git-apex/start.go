@@ -28,12 +28,12 @@ func startCommand() *cli.Command {
 			&cli.BoolFlag{Name: "host", Usage: "with --exec, run it on the host in the worktree even in a full environment"},
 		},
 		Action: func(c *cli.Context) error {
-			args, err := positional(c, 1, 2, "<workflow> <name> or <identity>")
+			args, err := cmdline.Positional(c, 1, 2, "<workflow> <name> or <identity>")
 			if err != nil {
 				return err
 			}
 			if c.Bool("cd") && c.Bool("json") || c.IsSet("exec") && (c.Bool("cd") || c.Bool("json")) {
-				return usageError(c, "--cd, --json and --exec do not go together: each wants stdout for itself")
+				return cmdline.UsageError(c, "--cd, --json and --exec do not go together: each wants stdout for itself")
 			}
 			req := service.StartRequest{Isolation: c.String("isolation"), From: c.String("from"), Branch: c.String("branch"),
 				Strict: c.Bool("strict"), Detach: c.Bool("detach"), Parent: c.String("parent")}

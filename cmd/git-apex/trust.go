@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/repo"
 )
 
@@ -21,7 +22,7 @@ func trustCommand() *cli.Command {
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			if _, err := positional(c, 0, 0, "no arguments"); err != nil {
+			if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
 			return withRepo(c, func(r *repo.Repo) error {

@@ -1,0 +1,58 @@
+package sandbox
+
+import (
+	"github.com/git-apex/git-apex/container"
+	"github.com/git-apex/git-apex/copymode"
+	"github.com/git-apex/git-apex/policy"
+)
+
+// Copy mode: an engine that cannot see the host's files (another
+// machine, a VM) cannot bind-mount the worktree. Its container is given
+// the env's files as data instead, and gives its results back as data:
+//
+//   - At the start, one tar stream (the engine's archive API) holds the
+//     worktree's files (all but its .git file and the submodule
+//     directories), a .git file naming gitDirInside, and the private git
+//     directory, which is shallow: one pack of the start commit and all
+//     its tree holds, no history and no borrowed objects.
+//   - After each exec, shell and batch task, and before a removal, the
+//     commits come back as in mount mode (a bundle, checked, fast-forward
+//     only), and the files the container changed come back too: git in
+//     the container writes the worktree's state as a tree (ignored files
+//     apart), lists what changed since the tree of the last exchange, and
+//     sends those files as a `git archive` tar. The host checks every
+//     entry before it writes anything (see checkEntry), and writes only
+//     regular files and symlinks that stay inside the worktree, nothing
+//     in a .git or a submodule directory.
+//   - A file the user changed on the host since the last exchange is
+//     never overwritten or removed: the host's stays, the container's
+//     version is saved beside it as <path>.from-<identity>, and the
+//     conflict is reported. What the host had is known by the stat data
+//     (size, mtime, mode, inode) recorded in the manifest at each
+//     exchange.
+//
+// Commits made on the host after the start do not reach a copied
+// container (they would need objects it lacks): its commits then come
+// back kept aside, as when the host's branch was rewritten.
+
+// ByCopy reports whether a policy's containers get their files by copy:
+// [container].transfer "copy", or "auto" with an engine on another
+// machine.
+func ByCopy(pol *policy.Policy) bool {
+	switch pol.Container.Transfer {
+	case "copy":
+		return true
+	case "mount":
+		return false
+	}
+	ep, err := container.FindEndpoint()
+	return err == nil && !ep.Local()
+}
+
+// Copied reports whether the sandbox was made for copy mode.
+func (s *Sandbox) Copied() bool { return copymode.Marked(s.dir) }
+
+// copied is the sandbox's worktree as copy mode moves it.
+func (s *Sandbox) copied() copymode.Worktree {
+	return copymode.Worktree{Dir: s.worktree, StateDir: s.dir, Identity: s.identity, Skip: s.gitlinks(), GitEnv: s.gitEnv()}
+}
