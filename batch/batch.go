@@ -34,6 +34,10 @@ type Options struct {
 	ProgressTTY bool      // Progress is a terminal: keep one progress line
 	LogDir      string    // where each task's output goes
 	Grace       time.Duration
+	// Engines are the Docker contexts to spread the tasks over, each
+	// running Parallelism at once (see fleet); none: the repository's
+	// own engine, for full isolation.
+	Engines []string
 }
 
 // Result is the JSON line of one finished task.
@@ -48,6 +52,10 @@ type Result struct {
 	Log        string    `json:"log"`
 	EnvPath    string    `json:"env_path,omitempty"` // a failed task's env, kept with KeepFailed
 	Error      string    `json:"error,omitempty"`
+	// With engines: the one that ran the task, and the one it ran on
+	// first when that stopped answering.
+	Engine      string `json:"engine,omitempty"`
+	RetriedFrom string `json:"retried_from,omitempty"`
 }
 
 // runner is one batch in progress.
@@ -56,6 +64,7 @@ type runner struct {
 	opts  Options
 	mode  string // worktree, full or shared
 	start time.Time
+	fleet *fleet // the engines, when the batch has several; nil: the repository's own
 
 	mu       sync.Mutex
 	repos    map[string]*repo.Repo // other repositories' cached clones
@@ -81,14 +90,28 @@ func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Re
 			mode = "shared"
 		}
 	}
-	if mode == "full" {
+	r := &runner{home: home, opts: opts, start: time.Now(), repos: map[string]*repo.Repo{}}
+	defer r.closeRepos()
+	switch {
+	case len(opts.Engines) > 0 && mode != "full" && opts.Isolation != "auto" && opts.Isolation != "":
+		return nil, exitcode.New(exitcode.Usage, "--engines runs the tasks in containers: it takes --isolation full, not %s", opts.Isolation)
+	case len(opts.Engines) > 0:
+		f, err := connectFleet(ctx, home, opts.Engines, opts.Parallelism, opts.Strict)
+		if err != nil {
+			return nil, err
+		}
+		defer f.close()
+		fctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go f.wake(fctx)
+		r.fleet, mode = f, "full"
+	case mode == "full":
 		var err error
 		if mode, err = fullOrFallback(ctx, home, opts.Strict); err != nil {
 			return nil, err
 		}
 	}
-	r := &runner{home: home, opts: opts, mode: mode, start: time.Now(), repos: map[string]*repo.Repo{}}
-	defer r.closeRepos()
+	r.mode = mode
 	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -104,7 +127,7 @@ func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Re
 	}
 	queue := make(chan Task)
 	var wg sync.WaitGroup
-	for range opts.Parallelism {
+	for range r.width() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -131,6 +154,14 @@ feed:
 		return r.results, r.resultsW
 	}
 	return r.results, ctx.Err()
+}
+
+// width is how many tasks run at once.
+func (r *runner) width() int {
+	if r.fleet != nil {
+		return r.fleet.size()
+	}
+	return r.opts.Parallelism
 }
 
 // fullOrFallback is the mode of a batch that asks for full isolation:
@@ -190,19 +221,84 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 		return r.fail(res, "error", err), true
 	}
 	defer log.Close()
-	pl, err := r.placeFor(ctx, t, mode)
-	if err != nil {
-		if ctx.Err() != nil {
+	var on, first *engine // with a fleet: the engine the task runs on, and the one it ran on first
+	for {
+		if r.fleet != nil {
+			if on = r.fleet.take(ctx, first); on == nil {
+				if ctx.Err() != nil {
+					return res, false
+				}
+				return r.fail(res, "error", errors.New("no engine of the batch answers any more")), true
+			}
+			res.Engine = on.Name
+		}
+		pl, err := r.placeFor(ctx, t, mode, on)
+		if err != nil && ctx.Err() != nil {
+			r.give(on)
 			return res, false
 		}
-		return r.fail(res, "error", err), true
+		if err != nil && r.retry(ctx, t.ID, on, &first, log, "") {
+			continue
+		}
+		if err != nil {
+			r.give(on)
+			return r.fail(res, "error", err), true
+		}
+		res.Slot = pl.dir
+		status, code, runErr := r.execute(ctx, t, pl, log)
+		if ctx.Err() != nil && status != "passed" {
+			pl.release(false, "")
+			r.give(on)
+			return res, false
+		}
+		if status != "passed" && r.retry(ctx, t.ID, on, &first, log, pl.container) {
+			pl.release(false, "") // on an engine gone: the slot stays leased until this process ends
+			continue
+		}
+		res = r.settle(res, t, pl, status, code, runErr)
+		r.give(on)
+		if first != nil {
+			res.RetriedFrom = first.Name
+		}
+		return res, true
 	}
-	res.Slot = pl.dir
-	status, code, runErr := r.execute(ctx, t, pl, log)
-	if ctx.Err() != nil && status != "passed" {
-		pl.release(false, "")
-		return res, false
+}
+
+// retry decides whether a task that did not pass on engine on runs again
+// elsewhere, once: when on no longer answers (it is left out from then
+// on), when it could not make the task's container (ctr is ""), or when
+// that container stopped under the task, as an engine shutting down
+// stops them. first becomes on.
+func (r *runner) retry(ctx context.Context, task string, on *engine, first **engine, log io.Writer, ctr string) bool {
+	if on == nil || *first != nil || ctx.Err() != nil {
+		return false
 	}
+	why := "stopped answering"
+	if r.fleet.answers(ctx, on) {
+		why = "could not make the task's container"
+		if ctr != "" {
+			if info, err := on.Runtime.Inspect(context.WithoutCancel(ctx), ctr); err == nil && info.State == "running" {
+				return false
+			}
+			why = "stopped the task's container"
+		}
+	}
+	r.fleet.give(on)
+	*first = on
+	fmt.Fprintf(log, "--- engine %s %s: the task runs again on another\n", on.Name, why)
+	r.home.Warnf("engine %s %s: task %s runs again on another", on.Name, why, task)
+	return true
+}
+
+// give returns the task's place on its engine, if it has one.
+func (r *runner) give(on *engine) {
+	if on != nil {
+		r.fleet.give(on)
+	}
+}
+
+// settle releases a task's place and completes its result.
+func (r *runner) settle(res Result, t Task, pl *place, status string, code int, runErr error) Result {
 	res.Status, res.ExitCode = status, code
 	if runErr != nil {
 		res.Error = runErr.Error()
@@ -213,17 +309,22 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 	if err != nil && res.Error == "" {
 		res.Error = "cleaning up: " + err.Error()
 	}
-	return r.stamp(res), true
+	return r.stamp(res)
 }
 
 // placeFor gives a task its place: a leased slot at its base commit
 // (worktree), or the main checkout (shared).
-func (r *runner) placeFor(ctx context.Context, t Task, mode string) (*place, error) {
+func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) (*place, error) {
 	if mode == "shared" {
 		root := r.home.Git.MainRoot()
-		return &place{dir: root, release: func(bool, string) (string, error) {
+		pl := &place{dir: root, release: func(bool, string) (string, error) {
 			return "", r.home.Git.RestoreTracked(context.WithoutCancel(ctx), root)
-		}}, nil
+		}}
+		if err := writeFiles(root, t.Files); err != nil {
+			pl.release(false, "")
+			return nil, err
+		}
+		return pl, nil
 	}
 	rp, err := r.repoOf(ctx, t.Repo)
 	if err != nil {
@@ -239,23 +340,37 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string) (*place, err
 	if err != nil {
 		return nil, err
 	}
-	lease, err := slots.Acquire(ctx, commit, r.opts.Parallelism, 24*time.Hour)
+	lease, err := slots.Acquire(ctx, commit, r.width(), 24*time.Hour)
 	if err != nil {
 		return nil, err
 	}
 	id, _ := policy.NewIdentity("task", t.ID)
 	pl := &place{dir: lease.Path()}
+	// Before its container is made: in copy mode, what is there then is
+	// all it gets.
+	if err := writeFiles(pl.dir, t.Files); err != nil {
+		slots.Release(context.WithoutCancel(ctx), lease)
+		return nil, err
+	}
+	var engine *sandbox.Engine
+	if on != nil {
+		engine = on.Engine
+	}
 	if mode == "full" {
-		if pl.container, err = slots.Container(ctx, lease, id); err != nil {
+		if pl.container, err = slots.Container(ctx, lease, id, engine); err != nil {
 			slots.Release(context.WithoutCancel(ctx), lease)
 			return nil, err
 		}
-		pl.rt, _ = rp.Runtime(ctx) // Container connected it
+		if engine != nil {
+			pl.rt = engine.Runtime
+		} else {
+			pl.rt, _ = rp.Runtime(ctx) // Container connected it
+		}
 	}
 	pl.release = func(keep bool, reason string) (string, error) {
 		cctx := context.WithoutCancel(ctx)
 		if pl.container != "" {
-			if err := slots.DropContainer(cctx, lease, pl.container, id, keep); err != nil {
+			if err := slots.DropContainer(cctx, lease, pl.container, id, keep, engine); err != nil {
 				return "", err
 			}
 		}
@@ -271,6 +386,20 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string) (*place, err
 	return pl, nil
 }
 
+// writeFiles writes a task's files into dir.
+func writeFiles(dir string, files map[string]string) error {
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // fetch updates a cached clone from its origin, under its lock.
 func fetch(ctx context.Context, rp *repo.Repo) error {
 	lk, err := rp.Lock(ctx)
@@ -281,21 +410,11 @@ func fetch(ctx context.Context, rp *repo.Repo) error {
 	return lk.Fetch(ctx)
 }
 
-// execute writes the task's files, runs its setup, then its command, all
-// output to log. The command runs in its own process group: at its
+// execute runs the task's setup, then its command, all output to log. The command runs in its own process group: at its
 // timeout or at an interrupt the group gets TERM, then KILL after the
 // grace period.
 func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) (status string, code int, err error) {
 	dir := pl.dir
-	for name, content := range t.Files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return "error", -1, err
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			return "error", -1, err
-		}
-	}
 	vars := (&state.Env{Identity: "task-" + t.ID, Path: dir, Workflow: "task", Mode: r.mode}).Vars()
 	env := append(gitx.CleanEnv(), vars...)
 	run := func(timeout time.Duration, argv ...string) (int, error) {

@@ -55,6 +55,7 @@ type Policy struct {
 	Hooks     Hooks               `toml:"hooks"`
 	Pool      Pool                `toml:"pool"`
 	Requests  Requests            `toml:"requests"`
+	Batch     Batch               `toml:"batch"`
 
 	// File is where the policy was read from; "" for the built-in defaults.
 	File string `toml:"-"`
@@ -123,6 +124,13 @@ type Hooks struct {
 type Requests struct {
 	Remote string `toml:"remote"` // "": origin, else the only remote
 	Host   string `toml:"host"`   // github, gitlab, or auto (try both)
+}
+
+// Batch is the [batch] table.
+type Batch struct {
+	// Engines are the Docker contexts a batch spreads its tasks over
+	// when --engines names none.
+	Engines []string `toml:"engines"`
 }
 
 // Hosts are the kinds of host to look for requests on, in order.

@@ -101,4 +101,8 @@ size = 0
 host = "auto"
 # The remote to fetch it from; unset: origin, else the only remote.
 # remote = "upstream"
+
+[batch]
+# Docker contexts to spread "git apex batch" over (each runs -j tasks).
+# engines = ["builder-1", "builder-2"]
 `

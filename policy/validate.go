@@ -14,6 +14,9 @@ var placeholder = lazyRegexp(`\{[^{}]*\}`)
 // uid, with an optional group.
 var userSpec = lazyRegexp(`^[a-z_0-9][a-z0-9_.-]*(:[a-z_0-9][a-z0-9_.-]*)?$`)
 
+// contextName matches a Docker context's name, as the Docker CLI allows.
+var contextName = lazyRegexp(`^[a-zA-Z0-9][a-zA-Z0-9_.+-]*$`)
+
 // validate checks what decoding cannot: ranges, names and templates.
 func (p *Policy) validate() *Error {
 	bad := func(key, format string, args ...any) *Error {
@@ -79,6 +82,11 @@ func (p *Policy) validate() *Error {
 	}
 	if c.User != "host" && !userSpec().MatchString(c.User) {
 		return bad("container.user", "invalid user %q: use \"host\", a user name or uid, with an optional \":group\"", c.User)
+	}
+	for _, name := range p.Batch.Engines {
+		if !contextName().MatchString(name) {
+			return bad("batch.engines", "invalid Docker context name %q: see `docker context ls`", name)
+		}
 	}
 	if r := p.Requests.Remote; r != "" && (!nameSyntax().MatchString(r) || strings.HasPrefix(r, "-") || strings.Contains(r, "..")) {
 		return bad("requests.remote", "invalid remote name %q: name one of the repository's remotes (`git remote`), not a URL", r)

@@ -11,18 +11,21 @@ import (
 )
 
 // Container makes a container for a batch task in a leased slot, as a
-// full env's (with a sandbox at the slot's commit), and returns its id.
-// It fails when no runtime answers or the policy names no image. The
-// slot is marked contained: its release then trusts nothing in it.
-func (p *Pool) Container(ctx context.Context, l *Lease, id policy.Identity) (string, error) {
+// full env's (with a sandbox at the slot's commit), on engine (nil: the
+// repository's own, which must answer and have the image), and returns
+// its id. The slot is marked contained: its release then trusts nothing
+// in it.
+func (p *Pool) Container(ctx context.Context, l *Lease, id policy.Identity, engine *sandbox.Engine) (string, error) {
 	pol, err := p.r.Policy()
 	if err != nil {
 		return "", err
 	}
-	if reason := sandbox.Ready(ctx, p.r, pol); reason != "" {
-		return "", exitcode.New(exitcode.Runtime, "cannot run %s in a container: %s", id, reason)
+	if engine == nil {
+		if reason := sandbox.Ready(ctx, p.r, pol); reason != "" {
+			return "", exitcode.New(exitcode.Runtime, "cannot run %s in a container: %s", id, reason)
+		}
 	}
-	s := sandbox.For(p.r, id.String(), l.Path(), "")
+	s := sandbox.For(p.r, id.String(), l.Path(), "").On(engine)
 	l.contained = true
 	if err := s.Make(ctx, l.commit, pol); err != nil {
 		return "", err
@@ -34,12 +37,16 @@ func (p *Pool) Container(ctx context.Context, l *Lease, id policy.Identity) (str
 	return cid, err
 }
 
-// DropContainer removes a batch task's container and its sandbox. With
-// keep (a failed task's slot kept as an env), the commits the task made
-// come back to the slot's HEAD first.
-func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id policy.Identity, keep bool) error {
-	s := sandbox.For(p.r, id.String(), l.Path(), "")
+// DropContainer removes a batch task's container (on engine; nil: the
+// repository's own) and its sandbox. With keep (a failed task's slot
+// kept as an env), what the task made (its commits, and in copy mode its
+// files) comes back to the slot first.
+func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id policy.Identity, keep bool, engine *sandbox.Engine) error {
+	s := sandbox.For(p.r, id.String(), l.Path(), "").On(engine)
 	rt, err := p.r.Runtime(ctx)
+	if engine != nil {
+		rt, err = engine.Runtime, nil
+	}
 	if err != nil {
 		return err
 	}

@@ -137,7 +137,7 @@ func (s *Sandbox) spec(pol *policy.Policy, trusted bool) container.ContainerSpec
 // (which must exist), copying its files in first in copy mode, and
 // returns its id; on failure it removes what it made.
 func (s *Sandbox) MakeContainer(ctx context.Context, pol *policy.Policy) (string, error) {
-	rt, err := s.r.Runtime(ctx)
+	rt, err := s.runtime(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -161,10 +161,10 @@ func (s *Sandbox) MakeContainer(ctx context.Context, pol *policy.Policy) (string
 	return id, nil
 }
 
-// running returns the runtime with the container id running, starting it
-// if it stopped.
-func running(ctx context.Context, r *repo.Repo, id string) (container.Runtime, error) {
-	rt, err := r.Runtime(ctx)
+// running returns the runtime with the sandbox's container id running,
+// starting it if it stopped.
+func (s *Sandbox) running(ctx context.Context, id string) (container.Runtime, error) {
+	rt, err := s.runtime(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -35,15 +35,18 @@ import (
 // container (they would need objects it lacks): its commits then come
 // back kept aside, as when the host's branch was rewritten.
 
-// ByCopy reports whether a policy's containers get their files by copy:
+// byCopy reports whether the sandbox's container gets its files by copy:
 // [container].transfer "copy", or "auto" with an engine on another
 // machine.
-func ByCopy(pol *policy.Policy) bool {
+func (s *Sandbox) byCopy(pol *policy.Policy) bool {
 	switch pol.Container.Transfer {
 	case "copy":
 		return true
 	case "mount":
 		return false
+	}
+	if s.engine != nil {
+		return !s.engine.Endpoint.Local()
 	}
 	ep, err := container.FindEndpoint()
 	return err == nil && !ep.Local()

@@ -68,7 +68,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	if s.Unchanged() {
 		return Result{}, nil
 	}
-	rt, err := running(ctx, s.r, ctr)
+	rt, err := s.running(ctx, ctr)
 	if err != nil {
 		return Result{}, err
 	}

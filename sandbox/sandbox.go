@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/copymode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
@@ -65,6 +66,29 @@ type Sandbox struct {
 	worktree string // the worktree the container works in
 	ref      string // what comes back: refs/heads/<branch>, or HEAD when detached
 	port     int    // the first of the env's port block, published with a bridge network; 0: none
+	engine   *Engine
+}
+
+// Engine is an engine a sandbox's container runs on other than the
+// repository's own: one of those a batch spreads its tasks over.
+type Engine struct {
+	Name     string // its Docker context
+	Endpoint container.Endpoint
+	Runtime  container.Runtime
+}
+
+// On makes the sandbox's container run on engine.
+func (s *Sandbox) On(engine *Engine) *Sandbox {
+	s.engine = engine
+	return s
+}
+
+// runtime is the engine the sandbox's container runs on.
+func (s *Sandbox) runtime(ctx context.Context) (container.Runtime, error) {
+	if s.engine != nil {
+		return s.engine.Runtime, nil
+	}
+	return s.r.Runtime(ctx)
 }
 
 // For names the sandbox of identity's container, working in worktree on
@@ -112,7 +136,7 @@ func (s *Sandbox) Exists() bool { return gitx.Exists(s.gitfile()) }
 // and it is made for copy mode (shallow, its objects its own: see "Copy
 // mode") when the policy's containers get their files by copy.
 func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) error {
-	owner, byCopy := User(pol), ByCopy(pol)
+	owner, byCopy := User(pol), s.byCopy(pol)
 	if err := os.RemoveAll(s.dir); err != nil {
 		return err
 	}

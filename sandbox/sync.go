@@ -18,7 +18,7 @@ func Sync(ctx context.Context, r *repo.Repo, identity string) (Result, error) {
 	if !env.Contained() || env.Container == "" {
 		return Result{}, exitcode.New(exitcode.Usage, "%s is a %s environment, with no container to bring anything back from", env.Identity, env.Mode)
 	}
-	if _, err := running(ctx, r, env.Container); err != nil {
+	if _, err := OfEnv(r, env).running(ctx, env.Container); err != nil {
 		return Result{}, exitcode.New(exitcode.Runtime, "cannot sync %s: %v", env.Identity, err)
 	}
 	return BringBackEnv(ctx, r, nil, env)

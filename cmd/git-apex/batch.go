@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -17,18 +18,20 @@ func batchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "batch",
 		Usage:     "run many tasks in parallel, each in its own isolated place",
-		UsageText: "git apex batch [--parallelism N] [--isolation worktree|full|shared|auto] [--strict] [--results FILE] [--keep-failed] <tasks.toml>",
+		UsageText: "git apex batch [--parallelism N] [--isolation worktree|full|shared|auto] [--engines CTX,...] [--strict] [--results FILE] [--keep-failed] <tasks.toml>",
 		Description: "Reads [[task]] tables (id, repo, base, setup, files, run, timeout) and runs them N at a time, in warm " +
 			"pool slots (worktree) or one at a time in the main checkout (shared; auto picks shared when N is 1). One JSON " +
 			"line per task goes to --results (default stdout) as it finishes; each task's output goes to its own log. " +
 			"Exits 0 when all passed, 1 when any failed, 130 when interrupted (running tasks get TERM, then KILL; every " +
-			"slot is released). Slots stay in the pool, clean.",
+			"slot is released). Slots stay in the pool, clean. --engines (or [batch].engines) spreads the tasks over Docker " +
+			"contexts, N at a time on each, in containers; a task whose engine stops answering runs once more on another.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "parallelism", Aliases: []string{"j"}, Value: 1, Usage: "run `N` tasks at a time"},
 			&cli.StringFlag{Name: "isolation", Value: "auto", Usage: "worktree, full, shared or auto"},
 			&cli.StringFlag{Name: "results", Usage: "write the JSON lines to `FILE` instead of stdout"},
 			&cli.BoolFlag{Name: "keep-failed", Usage: "keep a failed task's slot as a preserved environment"},
 			&cli.BoolFlag{Name: "strict", Usage: "with --isolation full, fail (exit 6) instead of falling back to worktree"},
+			&cli.StringFlag{Name: "engines", Usage: "spread the tasks over these Docker contexts (`CTX,...`), N at a time on each"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := cmdline.Positional(c, 1, 1, "<tasks.toml>")
@@ -56,6 +59,15 @@ func batchCommand() *cli.Command {
 					Parallelism: c.Int("parallelism"), Isolation: c.String("isolation"), KeepFailed: c.Bool("keep-failed"), Strict: c.Bool("strict"),
 					Results: results, Progress: c.App.ErrWriter, ProgressTTY: isTerminal(os.Stderr),
 					LogDir: filepath.Join(r.Git.ApexDir(), "batch", time.Now().Format("20060102-150405.000")),
+				}
+				if names := c.String("engines"); names != "" {
+					opts.Engines = strings.Split(names, ",")
+				} else if iso := c.String("isolation"); iso == "full" || iso == "auto" {
+					pol, err := r.Policy()
+					if err != nil {
+						return err
+					}
+					opts.Engines = pol.Batch.Engines
 				}
 				res, err := batch.Run(c.Context, r, tasks, opts)
 				if err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -163,6 +164,25 @@ func cmdSSHD(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("SSH_USER", me.Username)
 }
 
+// daemons holds how to stop each script's dockerds, by $WORK and name.
+var daemons sync.Map
+
+// cmdStopDockerd stops a dockerd the script started, as its host would
+// (SIGTERM: it stops its containers, then ends), while the script goes
+// on:
+//
+//	stopdockerd REMOTE_DOCKER
+func cmdStopDockerd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: stopdockerd NAME")
+	}
+	stop, ok := daemons.Load(ts.Getenv("WORK") + "\x00" + args[0])
+	if !ok {
+		ts.Fatalf("no dockerd %s was started", args[0])
+	}
+	stop.(func())()
+}
+
 // freePort is a loopback TCP port nothing listens on now.
 func freePort(ts *testscript.TestScript) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -221,19 +241,23 @@ func cmdDockerd(ts *testscript.TestScript, neg bool, args []string) {
 	daemon.Stdout, daemon.Stderr = log, log
 	ts.Check(daemon.Start())
 	engine := engineAt(host)
-	ts.Defer(func() {
-		if out, err := engine.docker("ps", "-aq").Output(); err == nil && len(out) > 0 {
-			engine.docker(append([]string{"rm", "-f"}, strings.Fields(string(out))...)...).Run()
-		}
-		daemon.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { daemon.Wait(); close(done) }()
+	done := make(chan struct{})
+	go func() { daemon.Wait(); close(done) }()
+	stop := func() {
+		daemon.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
 		case <-time.After(20 * time.Second):
 			daemon.Process.Kill()
 			<-done
 		}
+	}
+	daemons.Store(ts.Getenv("WORK")+"\x00"+args[0], stop)
+	ts.Defer(func() {
+		if out, err := engine.docker("ps", "-aq").Output(); err == nil && len(out) > 0 {
+			engine.docker(append([]string{"rm", "-f"}, strings.Fields(string(out))...)...).Run()
+		}
+		stop()
 		exec.Command("sh", "-c", `awk -v d="$1/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r | xargs -r umount -l`, "sh", dir).Run()
 		os.RemoveAll(dir)
 	})
