@@ -17,6 +17,8 @@
 //	BENCH_CACHE  where generated repositories are kept,
 //	             default $XDG_CACHE_HOME/git-apex-bench
 //	BENCH_OUT    where the JSON results go, default bench/results
+//	BENCH_ENGINES two or more Docker contexts: adds the copy-mode start row
+//	             (on the default engine) and the batch over those engines
 package main
 
 import (
@@ -64,6 +66,7 @@ type config struct {
 	loadTime    time.Duration
 	cacheDir    string
 	outDir      string
+	engines     []string // Docker contexts for the engine rows; none leaves them out
 }
 
 func configFromEnv(apex string) (config, error) {
@@ -127,6 +130,9 @@ func configFromEnv(apex string) (config, error) {
 			return cfg, err
 		}
 		cfg.cacheDir = filepath.Join(base, "git-apex-bench")
+	}
+	if e := os.Getenv("BENCH_ENGINES"); e != "" {
+		cfg.engines = strings.Split(e, ",")
 	}
 	if out := os.Getenv("BENCH_OUT"); out != "" {
 		cfg.outDir = out

@@ -674,7 +674,16 @@ func (b *bench) fullRows() ([]row, error) {
 		fmt.Fprintf(os.Stderr, "bench: no Docker daemon with image %s: the full-mode rows are left out\n", benchImage)
 		return nil, nil
 	}
-	return b.full()
+	rows, err := b.full()
+	if err != nil || len(b.cfg.engines) == 0 {
+		return rows, err
+	}
+	copied, err := b.copyStart()
+	if err != nil {
+		return rows, err
+	}
+	spread, err := b.batchEngines(b.cfg.engines)
+	return append(rows, copied, spread), err
 }
 
 // full measures start in full mode against git worktree add -b plus

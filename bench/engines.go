@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// fullPolicy writes a full-mode policy for the bench's repository with
+// the given [container] lines added, and returns a git-apex command
+// maker that uses it (trusted).
+func (b *bench) fullPolicy(name, extra string) (func(args ...string) *exec.Cmd, error) {
+	policy := filepath.Join(b.root, name+".toml")
+	body := fmt.Sprintf("[worktree]\nroot = %q\n[container]\nimage = %q\nnetwork = \"none\"\n%s", filepath.Join(b.root, "envs"), benchImage, extra)
+	if err := os.WriteFile(policy, []byte(body), 0o644); err != nil {
+		return nil, err
+	}
+	apex := func(args ...string) *exec.Cmd {
+		cmd := b.apex(args...)
+		cmd.Env = append(cmd.Env, "GIT_APEX_POLICY="+policy)
+		return cmd
+	}
+	return apex, untimed(apex("trust"))
+}
+
+// copyStart measures a full start in copy mode (the worktree and a
+// shallow git directory copied into the container) against one in mount
+// mode, on the same engine.
+func (b *bench) copyStart() (row, error) {
+	byCopy, err := b.fullPolicy("copy", "transfer = \"copy\"\n")
+	if err != nil {
+		return row{}, err
+	}
+	byMount, err := b.fullPolicy("mount", "transfer = \"mount\"\n")
+	if err != nil {
+		return row{}, err
+	}
+	start := func(apex func(args ...string) *exec.Cmd) func() (time.Duration, error) {
+		return func() (time.Duration, error) {
+			id := b.next("c")
+			d, err := timed(apex("start", "--isolation", "full", "task", id))
+			if err == nil {
+				err = untimed(apex("remove", "--force", "--delete-branch", "task-"+id))
+			}
+			return d, err
+		}
+	}
+	return b.measure("start --isolation full (copy)", "start --isolation full (mount)", start(byCopy), start(byMount))
+}
+
+// batchEngines measures a batch of 40 `sleep 1` tasks, 8 at a time on
+// each engine, spread over the engines named, against the same batch on
+// the first alone.
+func (b *bench) batchEngines(engines []string) (row, error) {
+	apex, err := b.fullPolicy("engines", "")
+	if err != nil {
+		return row{}, err
+	}
+	var tasks strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&tasks, "[[task]]\nid = \"s%d\"\nrun = [\"sleep\", \"1\"]\n", i)
+	}
+	file := filepath.Join(b.root, "sleep-tasks.toml")
+	if err := os.WriteFile(file, []byte(tasks.String()), 0o644); err != nil {
+		return row{}, err
+	}
+	defer untimed(b.apex("pool", "drain"))
+	on := func(names ...string) func() (time.Duration, error) {
+		return func() (time.Duration, error) {
+			return timed(apex("batch", "-j", "8", "--engines", strings.Join(names, ","), "--results", os.DevNull, file))
+		}
+	}
+	return b.measure(fmt.Sprintf("batch 40 x sleep 1 (-j 8), engines %s", strings.Join(engines, ",")),
+		"the same on "+engines[0]+" alone", on(engines...), on(engines[0]))
+}
