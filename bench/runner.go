@@ -690,17 +690,8 @@ func (b *bench) fullRows() ([]row, error) {
 // docker run -d with the same mounts, and exec of `true` against
 // docker exec.
 func (b *bench) full() ([]row, error) {
-	policy := filepath.Join(b.root, "full.toml")
-	body := fmt.Sprintf("[worktree]\nroot = %q\n[container]\nimage = %q\nnetwork = \"none\"\n", filepath.Join(b.root, "envs"), benchImage)
-	if err := os.WriteFile(policy, []byte(body), 0o644); err != nil {
-		return nil, err
-	}
-	fullApex := func(args ...string) *exec.Cmd {
-		cmd := b.apex(args...)
-		cmd.Env = append(cmd.Env, "GIT_APEX_POLICY="+policy)
-		return cmd
-	}
-	if err := untimed(fullApex("trust")); err != nil {
+	fullApex, err := b.fullPolicy("full", "")
+	if err != nil {
 		return nil, err
 	}
 	// The baseline container has the same mounts and limits as a full
