@@ -237,7 +237,7 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 			r.give(on)
 			return res, false
 		}
-		if err != nil && r.retry(ctx, t.ID, on, &first, log, "") {
+		if err != nil && r.retry(ctx, t.ID, on, &first, log, "", "could not make the task's container") {
 			continue
 		}
 		if err != nil {
@@ -251,7 +251,11 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 			r.give(on)
 			return res, false
 		}
-		if status != "passed" && r.retry(ctx, t.ID, on, &first, log, pl.container) {
+		lost := "" // an error with no exit status: the engine could not run the command at all
+		if status == "error" && code == -1 {
+			lost = "could not run the task's command"
+		}
+		if status != "passed" && r.retry(ctx, t.ID, on, &first, log, pl.container, lost) {
 			pl.release(false, "") // on an engine gone: the slot stays leased until this process ends
 			continue
 		}
@@ -266,17 +270,18 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 
 // retry decides whether a task that did not pass on engine on runs again
 // elsewhere, once: when on no longer answers (it is left out from then
-// on), when it could not make the task's container (ctr is ""), or when
-// that container stopped under the task, as an engine shutting down
-// stops them. first becomes on.
-func (r *runner) retry(ctx context.Context, task string, on *engine, first **engine, log io.Writer, ctr string) bool {
+// on), when lost says why the engine failed the task (it could not make
+// its container, or run its command: an engine shutting down still
+// answers on the connections it has), or when the task's container ctr
+// stopped under it. first becomes on.
+func (r *runner) retry(ctx context.Context, task string, on *engine, first **engine, log io.Writer, ctr, lost string) bool {
 	if on == nil || *first != nil || ctx.Err() != nil {
 		return false
 	}
 	why := "stopped answering"
 	if r.fleet.answers(ctx, on) {
-		why = "could not make the task's container"
-		if ctr != "" {
+		why = lost
+		if why == "" {
 			if info, err := on.Runtime.Inspect(context.WithoutCancel(ctx), ctr); err == nil && info.State == "running" {
 				return false
 			}
