@@ -26,6 +26,19 @@ func (b *bench) fullPolicy(name, extra string) (func(args ...string) *exec.Cmd, 
 	return apex, untimed(apex("trust"))
 }
 
+// engineRows are the copy-mode start and the batch over the engines.
+func (b *bench) engineRows() ([]row, error) {
+	if !dockerReady() {
+		return nil, fmt.Errorf("the engine rows need a Docker daemon with image %s", benchImage)
+	}
+	copied, err := b.copyStart()
+	if err != nil {
+		return nil, err
+	}
+	spread, err := b.batchEngines(b.cfg.engines)
+	return []row{copied, spread}, err
+}
+
 // copyStart measures a full start in copy mode (the worktree and a
 // shallow git directory copied into the container) against one in mount
 // mode, on the same engine.

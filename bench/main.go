@@ -19,6 +19,7 @@
 //	BENCH_OUT    where the JSON results go, default bench/results
 //	BENCH_ENGINES two or more Docker contexts: adds the copy-mode start row
 //	             (on the default engine) and the batch over those engines
+//	BENCH_ONLY   "engines": only those two rows, at the first size
 package main
 
 import (
@@ -67,6 +68,7 @@ type config struct {
 	cacheDir    string
 	outDir      string
 	engines     []string // Docker contexts for the engine rows; none leaves them out
+	onlyEngines bool     // only the engine rows, at the first size
 }
 
 func configFromEnv(apex string) (config, error) {
@@ -133,6 +135,12 @@ func configFromEnv(apex string) (config, error) {
 	}
 	if e := os.Getenv("BENCH_ENGINES"); e != "" {
 		cfg.engines = strings.Split(e, ",")
+	}
+	if os.Getenv("BENCH_ONLY") == "engines" {
+		if len(cfg.engines) == 0 {
+			return cfg, fmt.Errorf("BENCH_ONLY=engines needs BENCH_ENGINES")
+		}
+		cfg.onlyEngines, cfg.sizes = true, cfg.sizes[:1]
 	}
 	if out := os.Getenv("BENCH_OUT"); out != "" {
 		cfg.outDir = out

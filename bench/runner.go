@@ -211,6 +211,8 @@ func (b *bench) rows(first, batch bool) ([]row, *loadResult, error) {
 	var steps []func() error
 	hooks, lists := b.cfg.hookCounts, b.cfg.listCounts
 	switch {
+	case b.cfg.onlyEngines:
+		steps = append(steps, many(b.engineRows))
 	case b.cfg.quick && first:
 		steps = append(steps, one(b.start), one(b.hookRow(hooks[0])), many(b.listRows(lists[0])), many(b.floor))
 	case b.cfg.quick:
@@ -678,12 +680,8 @@ func (b *bench) fullRows() ([]row, error) {
 	if err != nil || len(b.cfg.engines) == 0 {
 		return rows, err
 	}
-	copied, err := b.copyStart()
-	if err != nil {
-		return rows, err
-	}
-	spread, err := b.batchEngines(b.cfg.engines)
-	return append(rows, copied, spread), err
+	more, err := b.engineRows()
+	return append(rows, more...), err
 }
 
 // full measures start in full mode against git worktree add -b plus
