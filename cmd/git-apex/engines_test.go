@@ -22,7 +22,8 @@ const testImage = "apex-test:latest"
 
 // testEngine is the container engine a run of the scenarios uses.
 type testEngine struct {
-	host string // its DOCKER_HOST; "" for the default
+	host  string // its DOCKER_HOST; "" for the default
+	certs string // its DOCKER_CERT_PATH when it asks for TLS; "" when not
 	// ready says whether it answers and has the test image.
 	ready func() bool
 }
@@ -48,6 +49,9 @@ func (e *testEngine) docker(args ...string) *exec.Cmd {
 	cmd := exec.Command("docker", args...)
 	if e.host != "" {
 		cmd.Env = append(os.Environ(), "DOCKER_HOST="+e.host)
+	}
+	if e.certs != "" {
+		cmd.Env = append(cmd.Env, "DOCKER_TLS_VERIFY=1", "DOCKER_CERT_PATH="+e.certs)
 	}
 	return cmd
 }
@@ -164,6 +168,30 @@ func cmdSSHD(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("SSH_USER", me.Username)
 }
 
+// makeCerts makes, with openssl, an authority (dir/client/ca.pem), a
+// certificate for a server at 127.0.0.1 (dir/server-{cert,key}.pem) and
+// one for a client (dir/client/{cert,key}.pem), all signed by it.
+func makeCerts(ts *testscript.TestScript, dir string) {
+	script := `set -e
+cd "$1"; mkdir client
+key() { openssl genpkey -quiet -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1"; }
+key ca-key.pem
+openssl req -x509 -new -key ca-key.pem -out client/ca.pem -days 1 -subj /CN=apex-test-ca
+sign() { # name, key, cert, extensions
+	key "$2"
+	openssl req -new -key "$2" -out "$1.csr" -subj "/CN=$1"
+	printf '%s
+' "$4" > "$1.ext"
+	openssl x509 -req -in "$1.csr" -CA client/ca.pem -CAkey ca-key.pem -CAcreateserial -out "$3" -days 1 -extfile "$1.ext" 2>/dev/null
+}
+sign server server-key.pem server-cert.pem "subjectAltName=IP:127.0.0.1
+extendedKeyUsage=serverAuth"
+sign client client/key.pem client/cert.pem "extendedKeyUsage=clientAuth"`
+	if out, err := exec.Command("sh", "-c", script, "sh", dir).CombinedOutput(); err != nil {
+		ts.Fatalf("making the certificates: %v\n%s", err, out)
+	}
+}
+
 // daemons holds how to stop each script's dockerds, by $WORK and name.
 var daemons sync.Map
 
@@ -218,12 +246,20 @@ func haveDockerd() bool {
 // to its address. With hide, it runs in a mount namespace of its own in
 // which $WORK is an empty tmpfs: it cannot see the script's files, as an
 // engine on another machine cannot. It and its containers are gone when
-// the script ends:
+// the script ends. With tls, it asks every client for a certificate
+// signed by an authority made for it, and NAME_CERTS names a directory
+// with that authority (ca.pem) and a client's certificate and key
+// (cert.pem, key.pem):
 //
 //	dockerd REMOTE_DOCKER hide
+//	dockerd SECURE_DOCKER tls
 func cmdDockerd(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 1 || len(args) > 2 || (len(args) == 2 && args[1] != "hide") {
-		ts.Fatalf("usage: dockerd NAME [hide]")
+	if neg || len(args) < 1 || len(args) > 2 || (len(args) == 2 && args[1] != "hide" && args[1] != "tls") {
+		ts.Fatalf("usage: dockerd NAME [hide|tls]")
+	}
+	option := ""
+	if len(args) == 2 {
+		option = args[1]
 	}
 	dir, err := os.MkdirTemp("", "apex-dockerd-")
 	ts.Check(err)
@@ -231,7 +267,13 @@ func cmdDockerd(ts *testscript.TestScript, neg bool, args []string) {
 	host := "tcp://127.0.0.1:" + port
 	argv := []string{"dockerd", "--host", host, "--data-root", filepath.Join(dir, "data"), "--exec-root", filepath.Join(dir, "exec"),
 		"--pidfile", filepath.Join(dir, "docker.pid"), "--iptables=false", "--bridge=none"}
-	if len(args) == 2 {
+	certs := filepath.Join(dir, "client")
+	if option == "tls" {
+		makeCerts(ts, dir)
+		argv = append(argv, "--tlsverify", "--tlscacert", filepath.Join(certs, "ca.pem"),
+			"--tlscert", filepath.Join(dir, "server-cert.pem"), "--tlskey", filepath.Join(dir, "server-key.pem"))
+	}
+	if option == "hide" {
 		script := `mount -t tmpfs -o size=1m,mode=0755 tmpfs "$1" && shift && exec "$@"`
 		argv = append([]string{"unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", ts.Getenv("WORK")}, argv...)
 	}
@@ -241,6 +283,10 @@ func cmdDockerd(ts *testscript.TestScript, neg bool, args []string) {
 	daemon.Stdout, daemon.Stderr = log, log
 	ts.Check(daemon.Start())
 	engine := engineAt(host)
+	if option == "tls" {
+		engine.certs = certs
+		ts.Setenv(args[0]+"_CERTS", certs)
+	}
 	done := make(chan struct{})
 	go func() { daemon.Wait(); close(done) }()
 	stop := func() {
