@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/git-apex/git-apex/container"
@@ -237,7 +238,7 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 			r.give(on)
 			return res, false
 		}
-		if err != nil && r.retry(ctx, t.ID, on, &first, log, "", "could not make the task's container") {
+		if err != nil && r.retry(ctx, t.ID, on, &first, log, "", "could not make the task's container", false) {
 			continue
 		}
 		if err != nil {
@@ -255,7 +256,9 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 		if status == "error" && code == -1 {
 			lost = "could not run the task's command"
 		}
-		if status != "passed" && r.retry(ctx, t.ID, on, &first, log, pl.container, lost) {
+		// Killed (SIGKILL or SIGTERM): perhaps by the engine stopping.
+		killed := code == 128+int(syscall.SIGKILL) || code == 128+int(syscall.SIGTERM)
+		if status != "passed" && r.retry(ctx, t.ID, on, &first, log, pl.container, lost, killed) {
 			pl.release(false, "") // on an engine gone: the slot stays leased until this process ends
 			continue
 		}
@@ -273,26 +276,45 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 // on), when lost says why the engine failed the task (it could not make
 // its container, or run its command: an engine shutting down still
 // answers on the connections it has), or when the task's container ctr
-// stopped under it. first becomes on.
-func (r *runner) retry(ctx context.Context, task string, on *engine, first **engine, log io.Writer, ctr, lost string) bool {
+// stopped under it. A task that was killed gives the engine a few
+// seconds to show that it is stopping. first becomes on.
+func (r *runner) retry(ctx context.Context, task string, on *engine, first **engine, log io.Writer, ctr, lost string, killed bool) bool {
 	if on == nil || *first != nil || ctx.Err() != nil {
 		return false
 	}
-	why := "stopped answering"
-	if r.fleet.answers(ctx, on) {
-		why = lost
-		if why == "" {
-			if info, err := on.Runtime.Inspect(context.WithoutCancel(ctx), ctr); err == nil && info.State == "running" {
-				return false
-			}
-			why = "stopped the task's container"
+	var why string
+	for wait := 0; ; wait++ {
+		if !r.fleet.answers(ctx, on) {
+			why = "stopped answering"
+			break
 		}
+		if lost != "" {
+			why = lost
+			break
+		}
+		if stopped(ctx, on, ctr) {
+			why = "stopped the task's container"
+			break
+		}
+		if !killed || wait == 20 || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 	r.fleet.give(on)
 	*first = on
 	fmt.Fprintf(log, "--- engine %s %s: the task runs again on another\n", on.Name, why)
 	r.home.Warnf("engine %s %s: task %s runs again on another", on.Name, why, task)
 	return true
+}
+
+// stopped reports whether the container ctr on engine on is known not to
+// run any more.
+func stopped(ctx context.Context, on *engine, ctr string) bool {
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	info, err := on.Runtime.Inspect(ictx, ctr)
+	return err == nil && info.State != "running"
 }
 
 // give returns the task's place on its engine, if it has one.
