@@ -75,14 +75,8 @@ func connectEngine(ctx context.Context, home *repo.Repo, pol *policy.Policy, nam
 	if err != nil {
 		return nil, err
 	}
-	rt, err := container.Connect(ep)
+	rt, _, err := container.Reach(ctx, ep, time.Duration(pol.Container.ConnectTimeout))
 	if err != nil {
-		return nil, err
-	}
-	wait, cancel := context.WithTimeout(ctx, time.Duration(pol.Container.ConnectTimeout))
-	defer cancel()
-	if _, err := rt.Version(wait); err != nil {
-		rt.Close()
 		return nil, fmt.Errorf("it does not answer: %w", err)
 	}
 	if err := rt.EnsureImage(ctx, pol.Container.Image, home.Stderr()); err != nil {

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -37,21 +35,9 @@ func registryAuth(ctx context.Context, image string) (string, error) {
 	if server == "docker.io" {
 		server = dockerHubKey
 	}
-	path := filepath.Join(configDir(), "config.json")
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
+	cfg, err := readCLIConfig()
 	if err != nil {
 		return "", err
-	}
-	var cfg struct {
-		Auths       map[string]registry.AuthConfig
-		CredsStore  string
-		CredHelpers map[string]string
-	}
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		return "", fmt.Errorf("%s: %v", path, err)
 	}
 	var auth registry.AuthConfig
 	if helper := cfg.CredHelpers[server]; helper != "" {
@@ -62,7 +48,7 @@ func registryAuth(ctx context.Context, image string) (string, error) {
 		auth, err = fromAuths(cfg.Auths, server)
 	}
 	if err != nil {
-		return "", fmt.Errorf("the credentials for %s in %s: %w", server, path, err)
+		return "", fmt.Errorf("the credentials for %s in %s: %w", server, filepath.Join(configDir(), "config.json"), err)
 	}
 	if auth == (registry.AuthConfig{}) {
 		return "", nil

@@ -105,6 +105,9 @@ type ExecSpec struct {
 // dockerRuntime is Runtime over the Docker Engine API.
 type dockerRuntime struct {
 	cli *client.Client
+	// local: the engine runs on this machine, so the process ids it
+	// reports are this machine's.
+	local bool
 }
 
 func (d *dockerRuntime) Close() error { return d.cli.Close() }
@@ -347,10 +350,17 @@ func (d *dockerRuntime) followSize(ctx context.Context, execID string, terminal 
 }
 
 // signal stops an interrupted exec: through the terminal with Ctrl-C, or
-// by a TERM to the exec'd process.
+// by an interrupt to the exec'd process when the engine is on this
+// machine. An engine elsewhere reports its own machine's process ids,
+// which must never be signalled here: the command is then left to end
+// with its container.
 func (d *dockerRuntime) signal(ctx context.Context, execID string, tty bool, att client.ExecAttachResult) {
 	if tty {
 		att.Conn.Write([]byte{3})
+		return
+	}
+	if !d.local {
+		att.Close()
 		return
 	}
 	if info, err := d.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{}); err == nil && info.PID > 0 {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/moby/moby/api/types/registry"
 	"github.com/moby/moby/client"
 
 	"github.com/git-apex/git-apex/hostexec"
@@ -46,10 +47,9 @@ func FindEndpoint() (Endpoint, error) {
 	}
 	name := os.Getenv("DOCKER_CONTEXT")
 	if name == "" {
-		var cfg struct{ CurrentContext string }
-		data, err := os.ReadFile(filepath.Join(configDir(), "config.json"))
-		if err == nil && json.Unmarshal(data, &cfg) != nil {
-			return Endpoint{}, fmt.Errorf("%s: not valid JSON", filepath.Join(configDir(), "config.json"))
+		cfg, err := readCLIConfig()
+		if err != nil {
+			return Endpoint{}, err
 		}
 		name = cfg.CurrentContext
 	}
@@ -67,6 +67,32 @@ func configDir() string {
 	}
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, ".docker")
+}
+
+// cliConfig is what git-apex reads of the Docker CLI's config.json.
+type cliConfig struct {
+	CurrentContext string
+	Auths          map[string]registry.AuthConfig
+	CredsStore     string
+	CredHelpers    map[string]string
+}
+
+// readCLIConfig reads the Docker CLI's config.json; an empty one when
+// there is none.
+func readCLIConfig() (cliConfig, error) {
+	var cfg cliConfig
+	path := filepath.Join(configDir(), "config.json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, err
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return cfg, fmt.Errorf("%s: %v", path, err)
+	}
+	return cfg, nil
 }
 
 // ContextEndpoint reads a Docker context from the CLI's configuration
@@ -153,6 +179,26 @@ func (ep Endpoint) Local() bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// Reach connects to the engine at ep and checks that it answers within
+// wait; it returns the engine's name and version.
+func Reach(ctx context.Context, ep Endpoint, wait time.Duration) (Runtime, string, error) {
+	rt, err := Connect(ep)
+	if err != nil {
+		return nil, "", err
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	version, err := rt.Version(wctx)
+	if err != nil {
+		rt.Close()
+		if wctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("it did not answer within [container].connect_timeout (%s): %w", wait, err)
+		}
+		return nil, "", err
+	}
+	return rt, version, nil
+}
+
 // Connect makes a client of the engine at ep, negotiating the API
 // version. It does not contact the engine.
 func Connect(ep Endpoint) (Runtime, error) {
@@ -178,7 +224,7 @@ func Connect(ep Endpoint) (Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dockerRuntime{cli: cli}, nil
+	return &dockerRuntime{cli: cli, local: ep.Local()}, nil
 }
 
 // sshDialer connects to the engine of an ssh:// host as the Docker CLI

@@ -81,7 +81,10 @@ func (w Worktree) BringFiles(ctx context.Context, rt container.Runtime, ctr stri
 	for _, c := range changes {
 		wrote, conflict, err := w.place(c, received[c.path], m)
 		if err != nil {
-			return n, conflicts, err
+			// What was placed is recorded, so that the retry (the same
+			// changes, the tree not moved on) takes it for the host's own
+			// only if the user changed it since.
+			return n, conflicts, errors.Join(err, w.saveManifest(m))
 		}
 		if conflict != "" {
 			conflicts = append(conflicts, conflict)
@@ -369,36 +372,44 @@ func (w Worktree) writeBeside(host string, in incoming) (string, error) {
 	return beside, writeIncoming(beside, in)
 }
 
-// writeIncoming puts what came at path, replacing what is there with a
-// rename (a directory there is not replaced).
+// writeIncoming puts what came at dst, replacing what is there with a
+// rename (a directory there is not replaced), through a temporary file
+// of a new name beside it.
 func writeIncoming(dst string, in incoming) error {
-	tmp := filepath.Join(filepath.Dir(dst), ".apex-incoming-"+filepath.Base(dst))
-	os.Remove(tmp)
-	if in.link != "" {
-		if err := os.Symlink(in.link, tmp); err != nil {
-			return err
-		}
-	} else {
-		mode := os.FileMode(0o644)
-		if in.exec {
-			mode = 0o755
-		}
-		data, err := os.ReadFile(in.staged)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(tmp, data, mode); err != nil {
-			return err
-		}
-		if err := os.Chmod(tmp, mode); err != nil { // whatever the umask
-			return err
-		}
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
+	f, err := os.CreateTemp(filepath.Dir(dst), ".apex-incoming-*")
+	if err != nil {
 		return err
 	}
-	return nil
+	tmp := f.Name()
+	if in.link != "" {
+		f.Close()
+		os.Remove(tmp)
+		err = os.Symlink(in.link, tmp)
+	} else {
+		err = copyStaged(f, in)
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// copyStaged copies a staged file into f and closes it, with the mode
+// the container gave it (executable or not), whatever the umask.
+func copyStaged(f *os.File, in incoming) error {
+	mode := os.FileMode(0o644)
+	if in.exec {
+		mode = 0o755
+	}
+	src, err := os.Open(in.staged)
+	if err == nil {
+		_, err = io.Copy(f, src)
+		src.Close()
+	}
+	return errors.Join(err, f.Chmod(mode), f.Close())
 }
 
 // limitedBuffer keeps at most left bytes, then fails the write.

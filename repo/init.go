@@ -13,7 +13,7 @@ import (
 
 // RuntimeReport says whether a container runtime answers, for init.
 func RuntimeReport(ctx context.Context) string {
-	rt, version, err := connect(ctx, time.Duration(policy.Default().Container.ConnectTimeout))
+	rt, _, version, err := connect(ctx, time.Duration(policy.Default().Container.ConnectTimeout))
 	if err != nil {
 		return fmt.Sprintf("container runtime: none answers (%v): full isolation would fall back to worktrees", err)
 	}

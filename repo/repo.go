@@ -46,8 +46,9 @@ type Repo struct {
 
 	personal *Personal // the user's git config apex.*, read on first use
 
-	rt    container.Runtime // the container runtime, connected on first use
-	rtErr error             // why there is none
+	rt     container.Runtime  // the container runtime, connected on first use
+	engine container.Endpoint // where rt reached it
+	rtErr  error              // why there is none
 }
 
 // Open opens the repository containing dir and its state database. The

@@ -10,28 +10,15 @@ import (
 	"github.com/git-apex/git-apex/policy"
 )
 
-// connect connects to the container engine and checks that it answers
-// within wait.
-func connect(ctx context.Context, wait time.Duration) (container.Runtime, string, error) {
+// connect connects to the container engine found as the Docker CLI
+// finds it, and checks that it answers within wait.
+func connect(ctx context.Context, wait time.Duration) (container.Runtime, container.Endpoint, string, error) {
 	ep, err := container.FindEndpoint()
 	if err != nil {
-		return nil, "", err
+		return nil, ep, "", err
 	}
-	rt, err := container.Connect(ep)
-	if err != nil {
-		return nil, "", err
-	}
-	pctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	version, err := rt.Version(pctx)
-	if err != nil {
-		rt.Close()
-		if pctx.Err() != nil && ctx.Err() == nil {
-			err = fmt.Errorf("it did not answer within [container].connect_timeout (%s): %w", wait, err)
-		}
-		return nil, "", err
-	}
-	return rt, version, nil
+	rt, version, err := container.Reach(ctx, ep, wait)
+	return rt, ep, version, err
 }
 
 // Runtime returns the container runtime, or why there is none.
@@ -41,14 +28,24 @@ func (r *Repo) Runtime(ctx context.Context) (container.Runtime, error) {
 		if pol, err := r.Policy(); err == nil {
 			wait = time.Duration(pol.Container.ConnectTimeout)
 		}
-		rt, _, err := connect(ctx, wait)
+		rt, ep, _, err := connect(ctx, wait)
 		if err != nil {
 			r.rtErr = fmt.Errorf("no container runtime answers (DOCKER_HOST=%q): %w", os.Getenv("DOCKER_HOST"), err)
 		} else {
-			r.rt = rt
+			r.rt, r.engine = rt, ep
 		}
 	}
 	return r.rt, r.rtErr
+}
+
+// EngineIsLocal reports whether the engine the repository's runtime
+// reached runs on this machine (container.Endpoint.Local), connecting it
+// first.
+func (r *Repo) EngineIsLocal(ctx context.Context) (bool, error) {
+	if _, err := r.Runtime(ctx); err != nil {
+		return false, err
+	}
+	return r.engine.Local(), nil
 }
 
 // RuntimeVersion is the container engine's name and version ("Docker

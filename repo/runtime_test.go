@@ -29,7 +29,7 @@ func TestConnectNamesTheTimeout(t *testing.T) {
 		}
 	}()
 	t.Setenv("DOCKER_HOST", "unix://"+sock)
-	_, _, err = connect(context.Background(), 200*time.Millisecond)
+	_, _, _, err = connect(context.Background(), 200*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "[container].connect_timeout (200ms)") {
 		t.Fatalf("connect to a hung engine: %v", err)
 	}

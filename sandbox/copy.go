@@ -1,7 +1,8 @@
 package sandbox
 
 import (
-	"github.com/git-apex/git-apex/container"
+	"context"
+
 	"github.com/git-apex/git-apex/copymode"
 	"github.com/git-apex/git-apex/policy"
 )
@@ -15,13 +16,14 @@ import (
 //     directories), a .git file naming gitDirInside, and the private git
 //     directory, which is shallow: one pack of the start commit and all
 //     its tree holds, no history and no borrowed objects.
-//   - After each exec, shell and batch task, and before a removal, the
-//     commits come back as in mount mode (a bundle, checked, fast-forward
-//     only), and the files the container changed come back too: git in
+//   - After each exec and shell, a batch task kept after failing, and
+//     before a removal, the commits come back as in mount mode (a
+//     bundle, checked, fast-forward only), and the files the container
+//     changed come back too: git in
 //     the container writes the worktree's state as a tree (ignored files
 //     apart), lists what changed since the tree of the last exchange, and
 //     sends those files as a `git archive` tar. The host checks every
-//     entry before it writes anything (see checkEntry), and writes only
+//     entry before it writes anything (copymode's checkEntry), and writes only
 //     regular files and symlinks that stay inside the worktree, nothing
 //     in a .git or a submodule directory.
 //   - A file the user changed on the host since the last exchange is
@@ -38,18 +40,18 @@ import (
 // byCopy reports whether the sandbox's container gets its files by copy:
 // [container].transfer "copy", or "auto" with an engine on another
 // machine.
-func (s *Sandbox) byCopy(pol *policy.Policy) bool {
+func (s *Sandbox) byCopy(ctx context.Context, pol *policy.Policy) (bool, error) {
 	switch pol.Container.Transfer {
 	case "copy":
-		return true
+		return true, nil
 	case "mount":
-		return false
+		return false, nil
 	}
 	if s.engine != nil {
-		return !s.engine.Endpoint.Local()
+		return !s.engine.Endpoint.Local(), nil
 	}
-	ep, err := container.FindEndpoint()
-	return err == nil && !ep.Local()
+	local, err := s.r.EngineIsLocal(ctx)
+	return !local, err
 }
 
 // Copied reports whether the sandbox was made for copy mode.

@@ -136,7 +136,11 @@ func (s *Sandbox) Exists() bool { return gitx.Exists(s.gitfile()) }
 // and it is made for copy mode (shallow, its objects its own: see "Copy
 // mode") when the policy's containers get their files by copy.
 func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) error {
-	owner, byCopy := User(pol), s.byCopy(pol)
+	owner := User(pol)
+	byCopy, err := s.byCopy(ctx, pol)
+	if err != nil {
+		return err
+	}
 	if err := os.RemoveAll(s.dir); err != nil {
 		return err
 	}

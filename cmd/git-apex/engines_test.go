@@ -234,14 +234,15 @@ func waitListening(ts *testscript.TestScript, addr, log string) {
 }
 
 // haveDockerd says whether a private dockerd can be started here: the
-// program, root, and mounts (its own mount namespace).
+// program, ip (its bridge), root, and mounts (its own mount namespace).
 func haveDockerd() bool {
-	_, err := exec.LookPath("dockerd")
-	return err == nil && canMount()
+	_, err1 := exec.LookPath("dockerd")
+	_, err2 := exec.LookPath("ip")
+	return err1 == nil && err2 == nil && canMount()
 }
 
 // cmdDockerd starts, for this script, a private dockerd listening on a
-// free loopback TCP port, with its own data root and no bridge, gives it
+// free loopback TCP port, with its own data root and bridge, gives it
 // the test image (from the script's engine), and sets the variable NAME
 // to its address. With hide, it runs in a mount namespace of its own in
 // which $WORK is an empty tmpfs: it cannot see the script's files, as an
@@ -265,8 +266,15 @@ func cmdDockerd(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	port := freePort(ts)
 	host := "tcp://127.0.0.1:" + port
+	// A bridge of its own: with --bridge=none, dockerd deletes the
+	// docker0 of the network namespace it shares with the script's engine.
+	bridge := "apexbr" + port
+	if out, err := exec.Command("ip", "link", "add", bridge, "type", "bridge").CombinedOutput(); err != nil {
+		ts.Fatalf("ip link add %s: %v\n%s", bridge, err, out)
+	}
+	ts.Defer(func() { exec.Command("ip", "link", "del", bridge).Run() })
 	argv := []string{"dockerd", "--host", host, "--data-root", filepath.Join(dir, "data"), "--exec-root", filepath.Join(dir, "exec"),
-		"--pidfile", filepath.Join(dir, "docker.pid"), "--iptables=false", "--bridge=none"}
+		"--pidfile", filepath.Join(dir, "docker.pid"), "--iptables=false", "--bridge=" + bridge}
 	certs := filepath.Join(dir, "client")
 	if option == "tls" {
 		makeCerts(ts, dir)
