@@ -57,6 +57,9 @@ type Result struct {
 	// first when that stopped answering.
 	Engine      string `json:"engine,omitempty"`
 	RetriedFrom string `json:"retried_from,omitempty"`
+	// Warm is set when the task's container was one the warm pool made
+	// ahead ([pool].containers).
+	Warm bool `json:"warm,omitempty"`
 }
 
 // runner is one batch in progress.
@@ -150,6 +153,12 @@ feed:
 	}
 	close(queue)
 	wg.Wait()
+	for _, res := range r.results {
+		if res.Warm { // the pool makes more in the background
+			pool.New(home).TopUp()
+			break
+		}
+	}
 	r.summary()
 	if r.resultsW != nil {
 		return r.results, r.resultsW
@@ -207,6 +216,7 @@ func (r *runner) checkShared(ctx context.Context, tasks []Task) error {
 type place struct {
 	dir       string
 	container string            // full isolation: the container the task's commands run in
+	warm      bool              // the container was made ahead by the warm pool
 	rt        container.Runtime // the runtime it runs in
 	release   func(keep bool, reason string) (envPath string, err error)
 }
@@ -245,7 +255,7 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 			r.give(on)
 			return r.fail(res, "error", err), true
 		}
-		res.Slot = pl.dir
+		res.Slot, res.Warm = pl.dir, pl.warm
 		status, code, runErr := r.execute(ctx, t, pl, log)
 		if ctx.Err() != nil && status != "passed" {
 			pl.release(false, "")
@@ -367,7 +377,16 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 	if err != nil {
 		return nil, err
 	}
-	lease, err := slots.Acquire(ctx, commit, r.width(), 24*time.Hour)
+	var engine *sandbox.Engine
+	if on != nil {
+		engine = on.Engine
+	}
+	var lease *pool.Lease
+	if mode == "full" {
+		lease, err = slots.AcquireWarm(ctx, commit, r.width(), 24*time.Hour, engine)
+	} else {
+		lease, err = slots.Acquire(ctx, commit, r.width(), 24*time.Hour)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -379,12 +398,13 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 		slots.Release(context.WithoutCancel(ctx), lease)
 		return nil, err
 	}
-	var engine *sandbox.Engine
-	if on != nil {
-		engine = on.Engine
-	}
 	if mode == "full" {
-		if pl.container, err = slots.Container(ctx, lease, id, engine); err != nil {
+		written := make([]string, 0, len(t.Files))
+		for name := range t.Files {
+			written = append(written, filepath.ToSlash(filepath.Clean(name)))
+		}
+		pl.warm = lease.Warm()
+		if pl.container, err = slots.Container(ctx, lease, id, engine, written); err != nil {
 			slots.Release(context.WithoutCancel(ctx), lease)
 			return nil, err
 		}

@@ -8,9 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
 )
@@ -54,10 +52,14 @@ func connectFleet(ctx context.Context, home *repo.Repo, names []string, per int,
 	f := &fleet{per: per}
 	f.freed = sync.NewCond(&f.mu)
 	for _, name := range names {
-		e, err := connectEngine(ctx, home, pol, name)
+		e, err := sandbox.Connect(ctx, pol, name)
 		if err == nil {
-			f.engines = append(f.engines, &engine{Engine: e})
-			continue
+			if err = e.Runtime.EnsureImage(ctx, pol.Container.Image, home.Stderr()); err == nil {
+				f.engines = append(f.engines, &engine{Engine: e})
+				continue
+			}
+			e.Runtime.Close()
+			err = fmt.Errorf("cannot get image %s: %w", pol.Container.Image, err)
 		}
 		if strict || pol.Isolation.Strict {
 			return nil, exitcode.New(exitcode.Runtime, "engine %s: %v; strict mode forbids leaving it out", name, err)
@@ -68,22 +70,6 @@ func connectFleet(ctx context.Context, home *repo.Repo, names []string, per int,
 		return nil, exitcode.New(exitcode.Runtime, "none of the engines %s answers with the image", strings.Join(names, ", "))
 	}
 	return f, nil
-}
-
-func connectEngine(ctx context.Context, home *repo.Repo, pol *policy.Policy, name string) (*sandbox.Engine, error) {
-	ep, err := container.ContextEndpoint(name)
-	if err != nil {
-		return nil, err
-	}
-	rt, _, err := container.Reach(ctx, ep, time.Duration(pol.Container.ConnectTimeout))
-	if err != nil {
-		return nil, fmt.Errorf("it does not answer: %w", err)
-	}
-	if err := rt.EnsureImage(ctx, pol.Container.Image, home.Stderr()); err != nil {
-		rt.Close()
-		return nil, fmt.Errorf("cannot get image %s: %w", pol.Container.Image, err)
-	}
-	return &sandbox.Engine{Name: name, Endpoint: ep, Runtime: rt}, nil
 }
 
 // size is how many tasks the fleet runs at once.

@@ -65,7 +65,15 @@ func SlotRows(report *pool.Report, now time.Time) [][]string {
 		if s.LeasedAt != nil {
 			holder = fmt.Sprintf("pid %d for %s", s.HolderPID, Age(now.Sub(*s.LeasedAt)))
 		}
-		rows = append(rows, []string{s.Path, repo.Short(s.Commit), holder, Age(now.Sub(s.CreatedAt))})
+		warm := "-"
+		switch {
+		case s.WarmContainer == "":
+		case s.WarmEngine == "":
+			warm = repo.Short(s.WarmContainer)
+		default:
+			warm = repo.Short(s.WarmContainer) + " on " + s.WarmEngine
+		}
+		rows = append(rows, []string{s.Path, repo.Short(s.Commit), holder, warm, Age(now.Sub(s.CreatedAt))})
 	}
 	return rows
 }

@@ -111,6 +111,62 @@ func (w Worktree) CopyIn(ctx context.Context, rt container.Runtime, id, owner, g
 	return w.saveManifest(m)
 }
 
+// CopyFiles gives a container that was copied in already the files at
+// paths (slash paths relative to the worktree, each with the directories
+// above it), written on the host since, owned as CopyIn's, and records
+// them as what the host held.
+func (w Worktree) CopyFiles(ctx context.Context, rt container.Runtime, id, owner string, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	uid, gid, _ := NumericOwner(owner)
+	m, err := w.loadManifest()
+	if err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(w.files(pw, paths, uid, gid, m.Files))
+	}()
+	if err := rt.CopyTo(ctx, id, "/", pr); err != nil {
+		pr.CloseWithError(err)
+		return fmt.Errorf("cannot copy the files into the container: %w", err)
+	}
+	return w.saveManifest(m)
+}
+
+// files writes the tar CopyFiles sends.
+func (w Worktree) files(out io.Writer, paths []string, uid, gid int, files map[string]fileStat) error {
+	tw := tar.NewWriter(out)
+	root := strings.TrimPrefix(filepath.ToSlash(w.Dir), "/")
+	sent := map[string]bool{}
+	for _, p := range paths {
+		if err := checkName(p); err != nil {
+			return fmt.Errorf("%s %w", p, err)
+		}
+		elems := strings.Split(p, "/")
+		for i := range elems {
+			rel := strings.Join(elems[:i+1], "/")
+			if sent[rel] {
+				continue
+			}
+			sent[rel] = true
+			host := filepath.Join(w.Dir, filepath.FromSlash(rel))
+			info, err := os.Lstat(host)
+			if err != nil {
+				return err
+			}
+			if err := addEntry(tw, host, path.Join(root, rel), info, uid, gid); err != nil {
+				return err
+			}
+			if rel == p {
+				files[rel] = statOf(info)
+			}
+		}
+	}
+	return tw.Close()
+}
+
 // seed writes the tar CopyIn sends, noting in files the stat data of
 // each file of the worktree it holds.
 func (w Worktree) seed(out io.Writer, gitDir, gitDirInside string, uid, gid int, files map[string]fileStat) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/intent"
+	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
@@ -224,8 +225,9 @@ func (d *Doctor) dropContainerOf(ctx context.Context, identity string) error {
 	return os.RemoveAll(s.Dir())
 }
 
-// orphanSandboxes are the sandboxes no live full env of envs owns and no
-// container uses.
+// orphanSandboxes are the sandboxes no live full env of envs owns, no
+// warm container of the pool uses (on whichever engine), and no
+// container on the repository's engine uses.
 func (d *Doctor) orphanSandboxes(ctx context.Context, envs []*state.Env) []string {
 	entries, err := os.ReadDir(sandbox.Root(d.r))
 	if err != nil {
@@ -236,6 +238,9 @@ func (d *Doctor) orphanSandboxes(ctx context.Context, envs []*state.Env) []strin
 		if e.Contained() {
 			owned[sandbox.ContainerName(d.r, e.Identity)] = true
 		}
+	}
+	for _, box := range pool.New(d.r).WarmSandboxes(ctx) {
+		owned[box] = true
 	}
 	rt, rtErr := d.r.Runtime(ctx)
 	var out []string

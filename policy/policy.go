@@ -144,6 +144,10 @@ func (r Requests) Hosts() []string {
 // Pool is the [pool] table.
 type Pool struct {
 	Size int `toml:"size"`
+	// Containers is how many warm containers `pool warm` keeps on each
+	// engine ([batch].engines, else the repository's own) for full
+	// isolation batch tasks to take; 0: none.
+	Containers int `toml:"containers"`
 }
 
 // Default returns the built-in policy, used when there is no .apex.toml

@@ -94,6 +94,9 @@ post_remove = []
 [pool]
 # Warm worktrees kept ready; 0 means no pool.
 size = 0
+# Warm containers kept on each engine ([batch].engines, else this
+# machine's) for batch tasks in full isolation; 0 means none.
+containers = 0
 
 [requests]
 # Where "git apex start pr 99" (and review 99) finds the request: "github"

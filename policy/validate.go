@@ -97,6 +97,9 @@ func (p *Policy) validate() *Error {
 	if p.Pool.Size < 0 {
 		return bad("pool.size", "must be 0 (no pool) or more, not %d", p.Pool.Size)
 	}
+	if p.Pool.Containers < 0 {
+		return bad("pool.containers", "must be 0 (no warm containers) or more, not %d", p.Pool.Containers)
+	}
 	return nil
 }
 

@@ -205,6 +205,7 @@ func (p *Pool) Drain(ctx context.Context, all bool) (int, error) {
 		if s.Leased() {
 			continue
 		}
+		p.dropWarm(ctx, s, nil)
 		if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && gitx.Exists(s.Path) {
 			return n, err
 		}
@@ -222,9 +223,14 @@ func (p *Pool) Drain(ctx context.Context, all bool) (int, error) {
 // Lease is a slot held by this process.
 type Lease struct {
 	Slot      *state.Slot
-	commit    string // checked out in it
-	contained bool   // a container worked in it
+	commit    string     // checked out in it
+	contained bool       // a container worked in it
+	warm      state.Warm // the warm container it took (AcquireWarm); zero: none
+	box       string     // the identity its container and sandbox are named after
 }
+
+// Warm reports whether the lease took a warm container (AcquireWarm).
+func (l *Lease) Warm() bool { return l.warm.Container != "" }
 
 // Path is where the leased slot is.
 func (l *Lease) Path() string { return l.Slot.Path }
@@ -242,7 +248,7 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 		}
 	}()
 	for wait := 10 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
-		slot, err := p.r.Store.Lease(ctx, pid, start)
+		slot, err := p.r.Store.Lease(ctx, pid, start, false)
 		if err != nil {
 			return nil, err
 		}
@@ -254,6 +260,14 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			}
 			if slot, err = p.newSlot(ctx, commit, pid, start, limit); err != nil {
 				return nil, err
+			}
+		}
+		if slot == nil { // only slots with warm containers are idle: take one's slot
+			if slot, err = p.r.Store.Lease(ctx, pid, start, true); err != nil {
+				return nil, err
+			}
+			if slot != nil {
+				p.dropWarm(ctx, slot, nil)
 			}
 		}
 		if slot != nil {
@@ -292,10 +306,11 @@ func (p *Pool) Release(ctx context.Context, l *Lease) error {
 // caller holds the lock.
 func (p *Pool) Take(ctx context.Context, lk *gitx.Locked, path string) (taken *state.Slot, err error) {
 	pid, start := hostexec.Self()
-	slot, err := p.r.Store.Lease(ctx, pid, start)
+	slot, err := p.r.Store.Lease(ctx, pid, start, true)
 	if slot == nil || err != nil {
 		return nil, err
 	}
+	p.dropWarm(ctx, slot, nil)
 	if err := lk.MoveWorktree(ctx, slot.Path, path); err != nil {
 		return nil, p.Release(ctx, &Lease{Slot: slot})
 	}

@@ -31,6 +31,10 @@ type SlotStatus struct {
 	HolderPID int        `json:"holder_pid,omitempty"`
 	LeasedAt  *time.Time `json:"leased_at,omitempty"`
 	CreatedAt time.Time  `json:"created_at"`
+	// WarmContainer is the id of the idle slot's warm container, on the
+	// engine WarmEngine names ("": the repository's own).
+	WarmContainer string `json:"warm_container,omitempty"`
+	WarmEngine    string `json:"warm_engine,omitempty"`
 }
 
 // Report is the pool's slots and totals.
@@ -41,7 +45,8 @@ func (p *Pool) Report(ctx context.Context) (report *Report, reclaimed int, err e
 	}
 	r := &Report{Total: len(slots), Waiting: p.waiters(), Slots: []SlotStatus{}}
 	for _, s := range slots {
-		v := SlotStatus{Path: s.Path, Commit: s.PoolCommit, Status: "idle", CreatedAt: state.Stamp(s.CreatedAt)}
+		v := SlotStatus{Path: s.Path, Commit: s.PoolCommit, Status: "idle", CreatedAt: state.Stamp(s.CreatedAt),
+			WarmContainer: s.Warm.Container, WarmEngine: s.Warm.Engine}
 		if s.Leased() {
 			t := state.Stamp(s.LeasedAt)
 			v.Status, v.HolderPID, v.LeasedAt = "leased", s.HolderPID, &t

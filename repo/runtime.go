@@ -38,14 +38,11 @@ func (r *Repo) Runtime(ctx context.Context) (container.Runtime, error) {
 	return r.rt, r.rtErr
 }
 
-// EngineIsLocal reports whether the engine the repository's runtime
-// reached runs on this machine (container.Endpoint.Local), connecting it
-// first.
-func (r *Repo) EngineIsLocal(ctx context.Context) (bool, error) {
-	if _, err := r.Runtime(ctx); err != nil {
-		return false, err
-	}
-	return r.engine.Local(), nil
+// Endpoint is where the repository's runtime reached its engine,
+// connecting it first.
+func (r *Repo) Endpoint(ctx context.Context) (container.Endpoint, error) {
+	_, err := r.Runtime(ctx)
+	return r.engine, err
 }
 
 // RuntimeVersion is the container engine's name and version ("Docker

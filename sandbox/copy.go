@@ -50,8 +50,8 @@ func (s *Sandbox) byCopy(ctx context.Context, pol *policy.Policy) (bool, error) 
 	if s.engine != nil {
 		return !s.engine.Endpoint.Local(), nil
 	}
-	local, err := s.r.EngineIsLocal(ctx)
-	return !local, err
+	ep, err := s.r.Endpoint(ctx)
+	return !ep.Local(), err
 }
 
 // Copied reports whether the sandbox was made for copy mode.
@@ -60,4 +60,18 @@ func (s *Sandbox) Copied() bool { return copymode.Marked(s.dir) }
 // copied is the sandbox's worktree as copy mode moves it.
 func (s *Sandbox) copied() copymode.Worktree {
 	return copymode.Worktree{Dir: s.worktree, StateDir: s.dir, Identity: s.identity, Skip: s.gitlinks(), GitEnv: s.gitEnv()}
+}
+
+// CopyFiles gives the sandbox's container ctr the files at paths
+// (relative to its worktree) written on the host since it was copied
+// in; in mount mode it sees them already.
+func (s *Sandbox) CopyFiles(ctx context.Context, ctr string, paths []string, pol *policy.Policy) error {
+	if !s.Copied() {
+		return nil
+	}
+	rt, err := s.runtime(ctx)
+	if err != nil {
+		return err
+	}
+	return s.copied().CopyFiles(ctx, rt, ctr, User(pol), paths)
 }

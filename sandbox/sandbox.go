@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/copymode"
@@ -75,6 +76,20 @@ type Engine struct {
 	Name     string // its Docker context
 	Endpoint container.Endpoint
 	Runtime  container.Runtime
+}
+
+// Connect reaches the engine of the Docker context name within the
+// policy's connect_timeout.
+func Connect(ctx context.Context, pol *policy.Policy, name string) (*Engine, error) {
+	ep, err := container.ContextEndpoint(name)
+	if err != nil {
+		return nil, err
+	}
+	rt, _, err := container.Reach(ctx, ep, time.Duration(pol.Container.ConnectTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("it does not answer: %w", err)
+	}
+	return &Engine{Name: name, Endpoint: ep, Runtime: rt}, nil
 }
 
 // On makes the sandbox's container run on engine.

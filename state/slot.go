@@ -16,17 +16,27 @@ type Slot struct {
 	HolderStart int64  // the holder's process start time, to tell a reused PID apart
 	LeasedAt    time.Time
 	CreatedAt   time.Time
+	Warm        Warm // its warm container; zero: none
+}
+
+// Warm is a container made ahead for a slot at its pool commit, for a
+// batch task to take.
+type Warm struct {
+	Engine    string // the Docker context it is on; "": the repository's own engine
+	Container string // its id
+	Spec      string // the fingerprint of the policy and engine it was made for
 }
 
 // Leased reports whether a process holds the slot.
 func (s *Slot) Leased() bool { return s.HolderPID != 0 }
 
-const slotColumns = `id, path, pool_commit, holder_pid, holder_start, leased_at, created_at`
+const slotColumns = `id, path, pool_commit, holder_pid, holder_start, leased_at, created_at, warm_engine, warm_container, warm_spec`
 
 func scanSlot(row scanner) (*Slot, error) {
 	var s Slot
 	var leased, created int64
-	if err := row.Scan(&s.ID, &s.Path, &s.PoolCommit, &s.HolderPID, &s.HolderStart, &leased, &created); err != nil {
+	if err := row.Scan(&s.ID, &s.Path, &s.PoolCommit, &s.HolderPID, &s.HolderStart, &leased, &created,
+		&s.Warm.Engine, &s.Warm.Container, &s.Warm.Spec); err != nil {
 		return nil, err
 	}
 	if leased != 0 {
@@ -66,12 +76,30 @@ func (s *Store) AddSlot(ctx context.Context, path, commit string, pid int, start
 }
 
 // Lease gives an idle slot to a holder, in one write transaction so two
-// processes never hold one slot. It returns nil when none is idle.
-func (s *Store) Lease(ctx context.Context, pid int, start int64) (*Slot, error) {
+// processes never hold one slot: one without a warm container, or with
+// anyWarm, if there is none such, one with. It returns nil when none is
+// idle.
+func (s *Store) Lease(ctx context.Context, pid int, start int64, anyWarm bool) (*Slot, error) {
+	where := `warm_container = ''`
+	if anyWarm {
+		where = `1`
+	}
+	return s.lease(ctx, pid, start, where+` ORDER BY warm_container != '', id`)
+}
+
+// LeaseWarm gives a holder an idle slot whose warm container is on engine
+// and made for spec; nil when none is idle.
+func (s *Store) LeaseWarm(ctx context.Context, pid int, start int64, engine, spec string) (*Slot, error) {
+	return s.lease(ctx, pid, start, `warm_container != '' AND warm_engine = ? AND warm_spec = ? ORDER BY id`, engine, spec)
+}
+
+// lease gives a holder the first idle slot that where (a condition and
+// an order) picks.
+func (s *Store) lease(ctx context.Context, pid int, start int64, where string, args ...any) (*Slot, error) {
 	var sl *Slot
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		sl, err = scanSlot(tx.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM slots WHERE holder_pid = 0 ORDER BY id LIMIT 1`))
+		sl, err = scanSlot(tx.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM slots WHERE holder_pid = 0 AND `+where+` LIMIT 1`, args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			sl = nil
 			return nil
@@ -88,6 +116,15 @@ func (s *Store) Lease(ctx context.Context, pid int, start int64) (*Slot, error) 
 		return nil
 	})
 	return sl, err
+}
+
+// SetWarm records a slot's warm container (the zero Warm: none).
+func (s *Store) SetWarm(ctx context.Context, id int64, w Warm) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE slots SET warm_engine = ?, warm_container = ?, warm_spec = ? WHERE id = ?`,
+			w.Engine, w.Container, w.Spec, id)
+		return err
+	})
 }
 
 // Free makes a slot idle at commit.

@@ -98,6 +98,13 @@ var migrations = []string{
 	// 5: a merged check's verdict on a span: the hooks' cheap filter
 	// never passes over a branch another check already found merged.
 	`ALTER TABLE touched ADD COLUMN merged TEXT NOT NULL DEFAULT '';`,
+
+	// 6: a slot's warm container: made ahead on an engine (its Docker
+	// context; '' the repository's own) for a batch task to take, with
+	// the fingerprint of the policy it was made for.
+	`ALTER TABLE slots ADD COLUMN warm_engine TEXT NOT NULL DEFAULT '';
+	ALTER TABLE slots ADD COLUMN warm_container TEXT NOT NULL DEFAULT '';
+	ALTER TABLE slots ADD COLUMN warm_spec TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema this binary writes.

@@ -137,7 +137,8 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 }
 
 // orphanContainers finds this repository's labelled containers that no
-// live env owns, a killed start's say; Force removes them.
+// live env, and no pool slot as its warm container, owns: a killed
+// start's, say; Force removes them.
 func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts GCOptions) []GCItem {
 	rt, err := sw.r.Runtime(ctx)
 	if err != nil {
@@ -151,6 +152,15 @@ func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts
 	for _, e := range envs {
 		if e.Container != "" {
 			owned[e.Container] = true
+		}
+	}
+	slots, err := sw.r.Store.Slots(ctx)
+	if err != nil {
+		return []GCItem{{Action: "kept", Container: "*", Reason: "cannot list the pool's warm containers: " + err.Error()}}
+	}
+	for _, s := range slots {
+		if s.Warm.Container != "" && s.Warm.Engine == "" {
+			owned[s.Warm.Container] = true
 		}
 	}
 	var items []GCItem

@@ -25,32 +25,50 @@ func poolCommand() *cli.Command {
 			"start turns an idle slot into a new worktree env; batch runs tasks in slots.",
 		Subcommands: []*cli.Command{
 			{
-				Name:  "warm",
-				Usage: "make slots until the pool has [pool].size (or --size) of them",
-				Flags: []cli.Flag{&cli.IntFlag{Name: "size", Usage: "how many slots, instead of [pool].size"}},
+				Name: "warm",
+				Usage: "make slots until the pool has [pool].size (or --size) of them, and warm containers until each " +
+					"engine has [pool].containers (or --containers)",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "size", Usage: "how many slots, instead of [pool].size"},
+					&cli.IntFlag{Name: "containers", Usage: "how many warm containers on each engine, instead of [pool].containers"},
+				},
 				Action: func(c *cli.Context) error {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					if c.IsSet("size") && c.Int("size") <= 0 {
-						return cmdline.UsageError(c, "--size %d: the pool size must be a positive number", c.Int("size"))
+					for _, flag := range []string{"size", "containers"} {
+						if c.IsSet(flag) && c.Int(flag) < 0 {
+							return cmdline.UsageError(c, "--%s %d: must be 0 or more", flag, c.Int(flag))
+						}
 					}
 					return withRepo(c, func(r *repo.Repo) error {
-						size := c.Int("size")
-						if !c.IsSet("size") {
-							pol, err := r.Policy()
+						pol, err := r.Policy()
+						if err != nil {
+							return err
+						}
+						size, containers := pol.Pool.Size, pol.Pool.Containers
+						if c.IsSet("size") {
+							size = c.Int("size")
+						}
+						if c.IsSet("containers") {
+							containers = c.Int("containers")
+						}
+						if size == 0 && containers == 0 {
+							return cmdline.UsageError(c, "no pool size: set [pool].size or [pool].containers in the policy, or pass --size N")
+						}
+						p := pool.New(r)
+						if size > 0 {
+							slots, err := p.Warm(c.Context, size)
 							if err != nil {
 								return err
 							}
-							size = pol.Pool.Size
-						}
-						if size <= 0 {
-							return cmdline.UsageError(c, "no pool size: set [pool].size in the policy or pass --size N")
-						}
-						slots, err := pool.New(r).Warm(c.Context, size)
-						if err == nil {
 							note(c, "the pool has %s", words.Count(len(slots), "slot"))
 						}
+						if containers == 0 {
+							return nil
+						}
+						made, err := p.WarmContainers(c.Context, containers)
+						note(c, "made %s", words.Count(made, "warm container"))
 						return err
 					})
 				},
@@ -75,7 +93,7 @@ func poolCommand() *cli.Command {
 							return printJSON(c, report)
 						}
 						note(c, "%d available, %d leased, %d in all; %d waiting for a slot", report.Available, report.Leased, report.Total, report.Waiting)
-						return printTable(c, "", []string{"SLOT", "COMMIT", "HOLDER", "AGE"}, cmdline.SlotRows(report, time.Now()))
+						return printTable(c, "", []string{"SLOT", "COMMIT", "HOLDER", "CONTAINER", "AGE"}, cmdline.SlotRows(report, time.Now()))
 					})
 				},
 			},
