@@ -9,7 +9,6 @@ import (
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/intent"
-	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
@@ -239,7 +238,7 @@ func (d *Doctor) orphanSandboxes(ctx context.Context, envs []*state.Env) []strin
 			owned[sandbox.ContainerName(d.r, e.Identity)] = true
 		}
 	}
-	for _, box := range pool.New(d.r).WarmSandboxes(ctx) {
+	for _, box := range d.pool.WarmSandboxes(ctx) {
 		owned[box] = true
 	}
 	rt, rtErr := d.r.Runtime(ctx)

@@ -173,7 +173,8 @@ func (p *Pool) AcquireWarm(ctx context.Context, commit string, limit int, timeou
 			return p.Acquire(ctx, commit, limit, timeout)
 		}
 		l := &Lease{Slot: slot, commit: commit, warm: slot.Warm, box: boxOf(slot)}
-		if err := p.r.Store.SetWarm(ctx, slot.ID, state.Warm{}); err != nil {
+		// The engine stays recorded, for reclaimDead should this process die.
+		if err := p.r.Store.SetWarm(ctx, slot.ID, state.Warm{Engine: slot.Warm.Engine}); err != nil {
 			p.Release(context.WithoutCancel(ctx), l)
 			return nil, err
 		}
@@ -237,6 +238,19 @@ func (p *Pool) dropWarm(ctx context.Context, slot *state.Slot, engine *sandbox.E
 	os.RemoveAll(sandbox.For(p.r, boxOf(slot), slot.Path, "").Dir())
 	p.r.Store.SetWarm(ctx, slot.ID, state.Warm{})
 	slot.Warm = state.Warm{}
+}
+
+// reclaimDead removes what a dead holder left of a warm container in its
+// slot, found by the slot's sandbox: one a killed `pool warm` was
+// making, or one a killed batch task had taken. Either is named after the
+// slot, on the engine the slot records.
+func (p *Pool) reclaimDead(ctx context.Context, slot *state.Slot) {
+	box := sandbox.For(p.r, boxOf(slot), slot.Path, "")
+	if _, err := os.Lstat(box.Dir()); err != nil {
+		return
+	}
+	slot.Warm.Container = box.Name()
+	p.dropWarm(ctx, slot, nil)
 }
 
 // WarmContainers makes warm containers until each engine has per idle
@@ -363,6 +377,10 @@ func (p *Pool) warmOne(ctx context.Context, pol *policy.Policy, engine *sandbox.
 			return errors.Join(err, p.Release(context.WithoutCancel(ctx), l))
 		}
 		slot.PoolCommit = commit
+	}
+	// The engine is recorded first, for reclaimDead should this process die.
+	if err := p.r.Store.SetWarm(ctx, slot.ID, state.Warm{Engine: engineName(engine)}); err != nil {
+		return errors.Join(err, p.Release(context.WithoutCancel(ctx), l))
 	}
 	cid, err := p.makeContainer(ctx, slot.Path, boxOf(slot), commit, engine, pol)
 	if err != nil {

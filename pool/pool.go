@@ -26,7 +26,8 @@ import (
 // <git common dir>/apex/pool, at the base's commit. A slot is idle or
 // leased to one process; a lease records the holder's PID and start time,
 // so a slot whose holder died is reclaimed (reset and made idle) by the
-// next acquire or by `pool status`. Slots are made and switched with the
+// next acquire or by `pool status` (with what it left of a warm
+// container: see reclaimDead). Slots are made and switched with the
 // repository's hooks disabled: an env made from a slot has not run
 // post-checkout.
 
@@ -137,6 +138,7 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 		if !s.Leased() || holderAlive(s) {
 			continue
 		}
+		p.reclaimDead(ctx, s)
 		if err := p.resetSlot(ctx, held, s, true); err != nil {
 			return n, err
 		}
@@ -294,6 +296,11 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 // Release resets a leased slot (changes, untracked and ignored files, in
 // submodules too) to its pool commit and makes it idle.
 func (p *Pool) Release(ctx context.Context, l *Lease) error {
+	if l.Warm() { // its container was the task's, and is gone with it
+		if err := p.r.Store.SetWarm(ctx, l.Slot.ID, state.Warm{}); err != nil {
+			return err
+		}
+	}
 	return p.resetSlot(ctx, nil, l.Slot, l.contained)
 }
 

@@ -45,8 +45,10 @@ func (p *Pool) Report(ctx context.Context) (report *Report, reclaimed int, err e
 	}
 	r := &Report{Total: len(slots), Waiting: p.waiters(), Slots: []SlotStatus{}}
 	for _, s := range slots {
-		v := SlotStatus{Path: s.Path, Commit: s.PoolCommit, Status: "idle", CreatedAt: state.Stamp(s.CreatedAt),
-			WarmContainer: s.Warm.Container, WarmEngine: s.Warm.Engine}
+		v := SlotStatus{Path: s.Path, Commit: s.PoolCommit, Status: "idle", CreatedAt: state.Stamp(s.CreatedAt)}
+		if s.Warm.Container != "" {
+			v.WarmContainer, v.WarmEngine = s.Warm.Container, s.Warm.Engine
+		}
 		if s.Leased() {
 			t := state.Stamp(s.LeasedAt)
 			v.Status, v.HolderPID, v.LeasedAt = "leased", s.HolderPID, &t

@@ -19,14 +19,20 @@ import (
 const crashPoints = 24
 
 // crashOps are the operations crash kills: what prepares each round, and
-// the command killed.
-var crashOps = map[string]struct{ prepare, run [][]string }{
+// the command killed; points, when set, instead of crashPoints (for a
+// slow operation).
+var crashOps = map[string]struct {
+	prepare, run [][]string
+	points       int
+}{
 	"start":  {run: [][]string{{"git-apex", "start", "feature", "c"}}},
 	"remove": {prepare: [][]string{{"git-apex", "start", "feature", "c"}}, run: [][]string{{"git-apex", "remove", "--delete-branch", "feature-c"}}},
 	"gc": {prepare: [][]string{{"git-apex", "start", "feature", "c"}, {"sh", "-c", "echo c > ../repo.worktrees/feature-c/c.txt && git -C ../repo.worktrees/feature-c add c.txt && git -C ../repo.worktrees/feature-c commit -q -m c && GIT_APEX_SKIP_HOOKS=1 git merge -q --ff-only c"}},
 		run: [][]string{{"git-apex", "gc", "--merged"}}},
 	"warm":   {run: [][]string{{"git-apex", "pool", "warm", "--size", "2"}}},
 	"pooled": {prepare: [][]string{{"git-apex", "pool", "warm", "--size", "1"}}, run: [][]string{{"git-apex", "start", "feature", "c"}}},
+	// Needs a policy with [container].image, and an engine.
+	"containers": {run: [][]string{{"git-apex", "pool", "warm", "--containers", "2"}}, points: 10},
 }
 
 // cmdCrash kills an operation's process group with SIGKILL at each of
@@ -34,13 +40,14 @@ var crashOps = map[string]struct{ prepare, run [][]string }{
 // that nothing is left that no record explains: every worktree is the
 // main checkout, a live env's or a pool slot's; no branch but main and
 // live envs' (and, for gc, the merged branch); no git lock file, intent,
-// stray pool directory or sandbox; and the untracked file precious.txt in
-// the main checkout is untouched. Run it in the main checkout:
+// stray pool directory or sandbox but a warm container's, no container
+// labelled for the repository but the warm ones recorded; and the
+// untracked file precious.txt in the main checkout is untouched. Run it in the main checkout:
 //
 //	crash start
 func cmdCrash(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: crash start|remove|gc|warm|pooled")
+		ts.Fatalf("usage: crash start|remove|gc|warm|pooled|containers")
 	}
 	op, ok := crashOps[args[0]]
 	if !ok {
@@ -83,9 +90,12 @@ func cmdCrash(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	whole := time.Since(began)
 	reset()
-	fixes := 0
-	for i := range crashPoints {
-		delay := whole * time.Duration(i) * 5 / (4 * crashPoints)
+	fixes, points := 0, crashPoints
+	if op.points > 0 {
+		points = op.points
+	}
+	for i := range points {
+		delay := whole * time.Duration(i) * 5 / (4 * time.Duration(points))
 		for _, argv := range op.prepare {
 			mustRun(argv...)
 		}
@@ -113,7 +123,7 @@ func cmdCrash(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		reset() // the next round starts from the same place
 	}
-	ts.Logf("%s takes %v whole; %d kills over it, after which doctor cleared %d leftovers", args[0], whole.Round(time.Millisecond), crashPoints, fixes)
+	ts.Logf("%s takes %v whole; %d kills over it, after which doctor cleared %d leftovers", args[0], whole.Round(time.Millisecond), points, fixes)
 }
 
 // crashLeftovers lists what is left that no record explains.
@@ -121,7 +131,12 @@ func crashLeftovers(dir string, run func(...string) string, op string) []string 
 	var problems []string
 	var envs []struct{ Path, Branch string }
 	json.Unmarshal([]byte(run("git-apex", "list", "--json")), &envs)
-	var report struct{ Slots []struct{ Path string } }
+	var report struct {
+		Slots []struct {
+			Path          string
+			WarmContainer string `json:"warm_container"`
+		}
+	}
 	json.Unmarshal([]byte(run("git-apex", "pool", "status", "--json")), &report)
 	slots := report.Slots
 	known := map[string]bool{dir: true}
@@ -147,14 +162,31 @@ func crashLeftovers(dir string, run func(...string) string, op string) []string 
 		}
 	}
 	filepath.WalkDir(filepath.Join(dir, ".git"), func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".lock") || strings.HasSuffix(path, "packed-refs.new")) && filepath.Base(path) != "repo.lock" {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".lock") || strings.HasSuffix(path, "packed-refs.new")) && filepath.Base(path) != "repo.lock" && filepath.Base(path) != "pool-warm.lock" { // flocks, kept
 			problems = append(problems, "lock file left: "+path)
 		}
 		return nil
 	})
-	for _, sub := range []string{"intents", "sandbox"} {
-		if entries, _ := os.ReadDir(filepath.Join(dir, ".git", "apex", sub)); len(entries) > 0 {
-			problems = append(problems, fmt.Sprintf("%s left in apex/%s", entries[0].Name(), sub))
+	warm := map[string]bool{} // the warm containers' ids and sandboxes' name endings
+	for _, s := range slots {
+		if s.WarmContainer != "" {
+			warm[s.WarmContainer], warm["-pool-"+filepath.Base(s.Path)] = true, true
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, ".git", "apex", "intents")); len(entries) > 0 {
+		problems = append(problems, fmt.Sprintf("%s left in apex/intents", entries[0].Name()))
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, ".git", "apex", "sandbox"))
+	for _, e := range entries {
+		if _, ending, ok := strings.Cut(e.Name(), "-pool-"); !ok || !warm["-pool-"+ending] {
+			problems = append(problems, fmt.Sprintf("%s left in apex/sandbox", e.Name()))
+		}
+	}
+	if op == "containers" {
+		for _, id := range strings.Fields(run("docker", "ps", "-aq", "--no-trunc", "--filter", "label=git-apex.repo="+filepath.Join(dir, ".git"))) {
+			if !warm[id] {
+				problems = append(problems, "a container no record explains: "+id)
+			}
 		}
 	}
 	if entries, _ := os.ReadDir(filepath.Join(dir, ".git", "apex", "pool")); len(entries) != len(slots) {
