@@ -153,17 +153,27 @@ feed:
 	}
 	close(queue)
 	wg.Wait()
-	for _, res := range r.results {
-		if res.Warm { // the pool makes more in the background
-			pool.New(home).TopUp()
-			break
-		}
-	}
+	r.topUp()
 	r.summary()
 	if r.resultsW != nil {
 		return r.results, r.resultsW
 	}
 	return r.results, ctx.Err()
+}
+
+// topUp has the pool make warm containers again in the background, when
+// the policy keeps some ([pool].containers) and the batch took any.
+func (r *runner) topUp() {
+	pol, err := r.home.Policy()
+	if err != nil || pol.Pool.Containers == 0 {
+		return
+	}
+	for _, res := range r.results {
+		if res.Warm {
+			pool.New(r.home).TopUp()
+			return
+		}
+	}
 }
 
 // width is how many tasks run at once.

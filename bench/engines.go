@@ -36,7 +36,42 @@ func (b *bench) engineRows() ([]row, error) {
 		return nil, err
 	}
 	spread, err := b.batchEngines(b.cfg.engines)
-	return []row{copied, spread}, err
+	if err != nil {
+		return nil, err
+	}
+	warm, err := b.warmBatch()
+	return []row{copied, spread, warm}, err
+}
+
+// warmBatch measures a batch of 8 `true` tasks, all at once in full
+// isolation on the default engine, taking containers the warm pool made
+// ahead (made untimed before each run), against the same batch making
+// its containers. Both find their 8 slots made.
+func (b *bench) warmBatch() (row, error) {
+	apex, err := b.fullPolicy("warm", "")
+	if err != nil {
+		return row{}, err
+	}
+	var tasks strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&tasks, "[[task]]\nid = \"w%d\"\nrun = [\"true\"]\n", i)
+	}
+	file := filepath.Join(b.root, "warm-tasks.toml")
+	if err := os.WriteFile(file, []byte(tasks.String()), 0o644); err != nil {
+		return row{}, err
+	}
+	defer untimed(apex("pool", "drain"))
+	batch := func(warm bool) func() (time.Duration, error) {
+		return func() (time.Duration, error) {
+			if warm {
+				if err := untimed(apex("pool", "warm", "--containers", "8")); err != nil {
+					return 0, err
+				}
+			}
+			return timed(apex("batch", "-j", "8", "--isolation", "full", "--results", os.DevNull, file))
+		}
+	}
+	return b.measure("batch 8 x true (-j 8, full), warm containers", "the same making its containers", batch(true), batch(false))
 }
 
 // copyStart measures a full start in copy mode (the worktree and a

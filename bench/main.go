@@ -18,8 +18,9 @@
 //	             default $XDG_CACHE_HOME/git-apex-bench
 //	BENCH_OUT    where the JSON results go, default bench/results
 //	BENCH_ENGINES two or more Docker contexts: adds the copy-mode start row
-//	             (on the default engine) and the batch over those engines
-//	BENCH_ONLY   "engines": only those two rows, at the first size
+//	             and the warm-container batch row (on the default engine),
+//	             and the batch over those engines
+//	BENCH_ONLY   "engines": only those three rows, at the first size
 package main
 
 import (

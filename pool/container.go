@@ -34,8 +34,9 @@ import (
 // the [container] table, trust, the engine's address and the commit);
 // one that no longer fits, or has gone, is removed when found and the
 // task gets a new container. start takes slots without a warm container
-// first, removing the container of one it does take. A batch that used
-// warm containers tops them up in the background when it ends.
+// first, removing the container of one it does take. When
+// [pool].containers is set, a batch that took warm containers has the
+// pool make as many again in the background when it ends.
 
 // Container makes a container for a batch task in a leased slot, as a
 // full env's (with a sandbox at the slot's commit), on engine (nil: the
@@ -86,10 +87,7 @@ func (p *Pool) makeContainer(ctx context.Context, worktree, box, commit string, 
 // files) comes back to the slot first.
 func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id policy.Identity, keep bool, engine *sandbox.Engine) error {
 	s := sandbox.For(p.r, l.box, l.Path(), "").On(engine)
-	rt, err := p.r.Runtime(ctx)
-	if engine != nil {
-		rt, err = engine.Runtime, nil
-	}
+	rt, err := p.runtimeOf(ctx, engine)
 	if err != nil {
 		return err
 	}
@@ -98,7 +96,11 @@ func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id polic
 			p.r.Warnf("%s: %v", id, err)
 		}
 	}
-	return errors.Join(rt.Remove(ctx, ctr), os.RemoveAll(s.Dir()))
+	err = errors.Join(rt.Remove(ctx, ctr), os.RemoveAll(s.Dir()))
+	if err == nil && ctr == l.warm.Container {
+		l.warm.Container = "" // gone; the engine stays recorded until the release
+	}
+	return err
 }
 
 // WarmSandboxes are the sandbox names of the pool's warm containers.
@@ -111,6 +113,14 @@ func (p *Pool) WarmSandboxes(ctx context.Context) []string {
 		}
 	}
 	return names
+}
+
+// runtimeOf is engine's runtime; nil: the repository's own.
+func (p *Pool) runtimeOf(ctx context.Context, engine *sandbox.Engine) (container.Runtime, error) {
+	if engine != nil {
+		return engine.Runtime, nil
+	}
+	return p.r.Runtime(ctx)
 }
 
 // boxOf names the sandbox (and container) of a slot's warm container.
@@ -190,10 +200,7 @@ func (p *Pool) AcquireWarm(ctx context.Context, commit string, limit int, timeou
 
 // answers reports whether a warm container on engine is running.
 func (p *Pool) answers(ctx context.Context, engine *sandbox.Engine, ctr string) bool {
-	rt, err := p.r.Runtime(ctx)
-	if engine != nil {
-		rt, err = engine.Runtime, nil
-	}
+	rt, err := p.runtimeOf(ctx, engine)
 	if err != nil {
 		return false
 	}
@@ -203,26 +210,38 @@ func (p *Pool) answers(ctx context.Context, engine *sandbox.Engine, ctr string) 
 
 // dropWarm removes a leased slot's warm container (on engine, or on the
 // one its record names when engine is nil and the record names one) and
-// its sandbox, and forgets it. A container that cannot be removed is
-// left, with a warning saying how to remove it.
+// its sandbox, and forgets it, and the engine recorded with it. A
+// container that cannot be removed is left, with a warning saying how
+// to remove it.
 func (p *Pool) dropWarm(ctx context.Context, slot *state.Slot, engine *sandbox.Engine) {
 	w := slot.Warm
-	if w.Container == "" {
-		return
-	}
 	ctx = context.WithoutCancel(ctx)
-	rt, err := p.r.Runtime(ctx)
 	switch {
-	case engine != nil:
-		rt, err = engine.Runtime, nil
-	case w.Engine != "":
-		var e *sandbox.Engine
-		if pol, perr := p.r.Policy(); perr != nil {
-			err = perr
-		} else if e, err = sandbox.Connect(ctx, pol, w.Engine); err == nil {
-			defer e.Runtime.Close()
-			rt = e.Runtime
+	case w == state.Warm{}:
+		return
+	case w.Container != "":
+		p.removeWarm(ctx, slot, engine)
+	}
+	p.r.Store.SetWarm(ctx, slot.ID, state.Warm{})
+	slot.Warm = state.Warm{}
+}
+
+// removeWarm removes a slot's warm container and its sandbox, for
+// dropWarm.
+func (p *Pool) removeWarm(ctx context.Context, slot *state.Slot, engine *sandbox.Engine) {
+	w := slot.Warm
+	var err error
+	if engine == nil && w.Engine != "" {
+		var pol *policy.Policy
+		if pol, err = p.r.Policy(); err == nil {
+			if engine, err = sandbox.Connect(ctx, pol, w.Engine); err == nil {
+				defer engine.Runtime.Close()
+			}
 		}
+	}
+	var rt container.Runtime
+	if err == nil {
+		rt, err = p.runtimeOf(ctx, engine)
 	}
 	if err == nil {
 		err = rt.Remove(ctx, w.Container)
@@ -236,8 +255,6 @@ func (p *Pool) dropWarm(ctx context.Context, slot *state.Slot, engine *sandbox.E
 			sandbox.ContainerName(p.r, boxOf(slot)), where, err, w.Container)
 	}
 	os.RemoveAll(sandbox.For(p.r, boxOf(slot), slot.Path, "").Dir())
-	p.r.Store.SetWarm(ctx, slot.ID, state.Warm{})
-	slot.Warm = state.Warm{}
 }
 
 // reclaimDead removes what a dead holder left of a warm container in its
@@ -311,10 +328,7 @@ func (p *Pool) warmOn(ctx context.Context, pol *policy.Policy, name, commit stri
 		defer e.Runtime.Close()
 		engine = e
 	}
-	rt, err := p.r.Runtime(ctx)
-	if engine != nil {
-		rt, err = engine.Runtime, nil
-	}
+	rt, err := p.runtimeOf(ctx, engine)
 	if err != nil {
 		return 0, err
 	}

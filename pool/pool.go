@@ -296,10 +296,8 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 // Release resets a leased slot (changes, untracked and ignored files, in
 // submodules too) to its pool commit and makes it idle.
 func (p *Pool) Release(ctx context.Context, l *Lease) error {
-	if l.Warm() { // its container was the task's, and is gone with it
-		if err := p.r.Store.SetWarm(ctx, l.Slot.ID, state.Warm{}); err != nil {
-			return err
-		}
+	if l.warm != (state.Warm{}) { // the warm container it took: removed, unless its task's DropContainer did
+		p.dropWarm(ctx, &state.Slot{ID: l.Slot.ID, Path: l.Slot.Path, Warm: l.warm}, nil)
 	}
 	return p.resetSlot(ctx, nil, l.Slot, l.contained)
 }
