@@ -68,7 +68,7 @@ func RebuildState(ctx context.Context, dir string, opts repo.Options) ([]Finding
 					Detail: "not rebuilt as a pool slot: it has changes (a failed batch task kept with --keep-failed?); look inside, then `git worktree remove` it"})
 				continue
 			}
-			if _, err := r.Store.AddSlot(ctx, wt.Path, wt.Head, 0, 0); err != nil {
+			if _, err := r.Store.Pool().Add(ctx, wt.Path, wt.Head, 0, 0); err != nil {
 				return nil, err
 			}
 			rebuilt = append(rebuilt, "pool slot "+filepath.Base(wt.Path))

@@ -84,7 +84,7 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 	if err != nil {
 		return nil, err
 	}
-	slots, err := d.r.Store.Slots(ctx)
+	slots, err := d.r.Store.Pool().All(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -86,7 +86,7 @@ func (p *Pool) Warm(ctx context.Context, size int) ([]*state.Slot, error) {
 			return nil, err
 		}
 		if slot == nil {
-			return p.r.Store.Slots(ctx)
+			return p.r.Store.Pool().All(ctx)
 		}
 	}
 }
@@ -101,7 +101,7 @@ func (p *Pool) newSlot(ctx context.Context, commit string, pid int, start int64,
 		return nil, err
 	}
 	defer lk.Unlock()
-	if slots, err := p.r.Store.Slots(ctx); err != nil || len(slots) >= limit {
+	if slots, err := p.r.Store.Pool().All(ctx); err != nil || len(slots) >= limit {
 		return nil, err
 	}
 	if err := os.MkdirAll(p.Dir(), 0o755); err != nil {
@@ -116,7 +116,7 @@ func (p *Pool) newSlot(ctx context.Context, commit string, pid int, start int64,
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("cannot make a pool slot: %w", err)
 	}
-	slot, err := p.r.Store.AddSlot(ctx, dir, commit, pid, start)
+	slot, err := p.r.Store.Pool().Add(ctx, dir, commit, pid, start)
 	if err != nil {
 		lk.RemoveWorktree(context.WithoutCancel(ctx), dir, true)
 	}
@@ -129,7 +129,7 @@ func (p *Pool) newSlot(ctx context.Context, commit string, pid int, start int64,
 // holder ran a container in its slot is not recorded, so each is reset
 // as a contained slot is: trusting nothing in it.
 func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
-	slots, err := p.r.Store.Slots(ctx)
+	slots, err := p.r.Store.Pool().All(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -156,7 +156,7 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 	if gitx.Exists(s.Path) {
 		err := p.r.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
 		if err == nil {
-			return p.r.Store.Free(ctx, s.ID, s.PoolCommit)
+			return p.r.Store.Pool().Free(ctx, s.ID, s.PoolCommit)
 		}
 		if !errors.Is(err, gitx.ErrSubmodules) {
 			return fmt.Errorf("cannot reset pool slot %s: %w", s.Path, err)
@@ -173,7 +173,7 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 	if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && gitx.Exists(s.Path) {
 		return err
 	}
-	return p.r.Store.DropSlot(ctx, s.ID)
+	return p.r.Store.Pool().Drop(ctx, s.ID)
 }
 
 // Status reclaims slots whose holder died, then lists the slots.
@@ -182,7 +182,7 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 	if err != nil {
 		return nil, n, err
 	}
-	slots, err := p.r.Store.Slots(ctx)
+	slots, err := p.r.Store.Pool().All(ctx)
 	return slots, n, err
 }
 
@@ -193,7 +193,7 @@ func (p *Pool) Drain(ctx context.Context, all bool) (int, error) {
 	if _, err := p.Reclaim(ctx, nil); err != nil {
 		return 0, err
 	}
-	slots, err := p.r.Store.Slots(ctx)
+	slots, err := p.r.Store.Pool().All(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -211,7 +211,7 @@ func (p *Pool) Drain(ctx context.Context, all bool) (int, error) {
 		if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && gitx.Exists(s.Path) {
 			return n, err
 		}
-		if err := p.r.Store.DropSlot(ctx, s.ID); err != nil {
+		if err := p.r.Store.Pool().Drop(ctx, s.ID); err != nil {
 			return n, err
 		}
 		n++
@@ -250,7 +250,7 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 		}
 	}()
 	for wait := 10 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
-		slot, err := p.r.Store.Lease(ctx, pid, start, false)
+		slot, err := p.r.Store.Pool().Lease(ctx, pid, start, false)
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +265,7 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			}
 		}
 		if slot == nil { // only slots with warm containers are idle: take one's slot
-			if slot, err = p.r.Store.Lease(ctx, pid, start, true); err != nil {
+			if slot, err = p.r.Store.Pool().Lease(ctx, pid, start, true); err != nil {
 				return nil, err
 			}
 			if slot != nil {
@@ -311,7 +311,7 @@ func (p *Pool) Release(ctx context.Context, l *Lease) error {
 // caller holds the lock.
 func (p *Pool) Take(ctx context.Context, lk *gitx.Locked, path string) (taken *state.Slot, err error) {
 	pid, start := hostexec.Self()
-	slot, err := p.r.Store.Lease(ctx, pid, start, true)
+	slot, err := p.r.Store.Pool().Lease(ctx, pid, start, true)
 	if slot == nil || err != nil {
 		return nil, err
 	}
@@ -319,7 +319,7 @@ func (p *Pool) Take(ctx context.Context, lk *gitx.Locked, path string) (taken *s
 	if err := lk.MoveWorktree(ctx, slot.Path, path); err != nil {
 		return nil, p.Release(ctx, &Lease{Slot: slot})
 	}
-	return slot, p.r.Store.DropSlot(ctx, slot.ID)
+	return slot, p.r.Store.Pool().Drop(ctx, slot.ID)
 }
 
 // TopUp starts `git apex pool warm` in the background, detached from
@@ -351,7 +351,7 @@ func (p *Pool) KeepSlot(ctx context.Context, l *Lease, identity policy.Identity,
 	if err := p.r.Store.Create(ctx, env, "preserved", reason); err != nil {
 		return nil, err
 	}
-	return env, p.r.Store.DropSlot(ctx, l.Slot.ID)
+	return env, p.r.Store.Pool().Drop(ctx, l.Slot.ID)
 }
 
 // BaseCommit resolves a task's base: a commit-ish, or "" for the pool's

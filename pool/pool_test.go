@@ -44,7 +44,7 @@ func TestConcurrentWarmersKeepTheSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	slots, err := r.Store.Slots(ctx)
+	slots, err := r.Store.Pool().All(ctx)
 	if err != nil || len(slots) != 3 {
 		t.Errorf("slots = %d, %v; want 3", len(slots), err)
 	}

@@ -46,16 +46,22 @@ func scanSlot(row scanner) (*Slot, error) {
 	return &s, nil
 }
 
-// Slots lists the pool's slots, oldest first.
-func (s *Store) Slots(ctx context.Context) ([]*Slot, error) {
-	return queryAll(ctx, s.db, scanSlot, `SELECT `+slotColumns+` FROM slots ORDER BY id`)
+// SlotTable is a store's table of the warm pool's slots.
+type SlotTable struct{ s *Store }
+
+// Pool is the store's table of the warm pool's slots.
+func (s *Store) Pool() SlotTable { return SlotTable{s} }
+
+// All lists the pool's slots, oldest first.
+func (t SlotTable) All(ctx context.Context) ([]*Slot, error) {
+	return queryAll(ctx, t.s.db, scanSlot, `SELECT `+slotColumns+` FROM slots ORDER BY id`)
 }
 
-// AddSlot records a new slot, leased to the given holder (pid 0: idle).
-func (s *Store) AddSlot(ctx context.Context, path, commit string, pid int, start int64) (*Slot, error) {
-	now := s.now().UnixMilli()
+// Add records a new slot, leased to the given holder (pid 0: idle).
+func (t SlotTable) Add(ctx context.Context, path, commit string, pid int, start int64) (*Slot, error) {
+	now := t.s.now().UnixMilli()
 	var sl *Slot
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := t.s.write(ctx, func(tx *sql.Tx) error {
 		leased := int64(0)
 		if pid != 0 {
 			leased = now
@@ -79,25 +85,25 @@ func (s *Store) AddSlot(ctx context.Context, path, commit string, pid int, start
 // processes never hold one slot: one without a warm container, or with
 // anyWarm, if there is none such, one with. It returns nil when none is
 // idle.
-func (s *Store) Lease(ctx context.Context, pid int, start int64, anyWarm bool) (*Slot, error) {
+func (t SlotTable) Lease(ctx context.Context, pid int, start int64, anyWarm bool) (*Slot, error) {
 	where := `warm_container = ''`
 	if anyWarm {
 		where = `1`
 	}
-	return s.lease(ctx, pid, start, where+` ORDER BY warm_container != '', id`)
+	return t.lease(ctx, pid, start, where+` ORDER BY warm_container != '', id`)
 }
 
 // LeaseWarm gives a holder an idle slot whose warm container is on engine
 // and made for spec; nil when none is idle.
-func (s *Store) LeaseWarm(ctx context.Context, pid int, start int64, engine, spec string) (*Slot, error) {
-	return s.lease(ctx, pid, start, `warm_container != '' AND warm_engine = ? AND warm_spec = ? ORDER BY id`, engine, spec)
+func (t SlotTable) LeaseWarm(ctx context.Context, pid int, start int64, engine, spec string) (*Slot, error) {
+	return t.lease(ctx, pid, start, `warm_container != '' AND warm_engine = ? AND warm_spec = ? ORDER BY id`, engine, spec)
 }
 
 // lease gives a holder the first idle slot that where (a condition and
 // an order) picks.
-func (s *Store) lease(ctx context.Context, pid int, start int64, where string, args ...any) (*Slot, error) {
+func (t SlotTable) lease(ctx context.Context, pid int, start int64, where string, args ...any) (*Slot, error) {
 	var sl *Slot
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := t.s.write(ctx, func(tx *sql.Tx) error {
 		var err error
 		sl, err = scanSlot(tx.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM slots WHERE holder_pid = 0 AND `+where+` LIMIT 1`, args...))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -107,7 +113,7 @@ func (s *Store) lease(ctx context.Context, pid int, start int64, where string, a
 		if err != nil {
 			return err
 		}
-		now := s.now()
+		now := t.s.now()
 		if _, err := tx.ExecContext(ctx, `UPDATE slots SET holder_pid = ?, holder_start = ?, leased_at = ? WHERE id = ?`,
 			pid, start, now.UnixMilli(), sl.ID); err != nil {
 			return err
@@ -119,8 +125,8 @@ func (s *Store) lease(ctx context.Context, pid int, start int64, where string, a
 }
 
 // SetWarm records a slot's warm container (the zero Warm: none).
-func (s *Store) SetWarm(ctx context.Context, id int64, w Warm) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+func (t SlotTable) SetWarm(ctx context.Context, id int64, w Warm) error {
+	return t.s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE slots SET warm_engine = ?, warm_container = ?, warm_spec = ? WHERE id = ?`,
 			w.Engine, w.Container, w.Spec, id)
 		return err
@@ -128,16 +134,16 @@ func (s *Store) SetWarm(ctx context.Context, id int64, w Warm) error {
 }
 
 // Free makes a slot idle at commit.
-func (s *Store) Free(ctx context.Context, id int64, commit string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+func (t SlotTable) Free(ctx context.Context, id int64, commit string) error {
+	return t.s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE slots SET holder_pid = 0, holder_start = 0, leased_at = 0, pool_commit = ? WHERE id = ?`, commit, id)
 		return err
 	})
 }
 
-// DropSlot forgets a slot (removed, or turned into an env).
-func (s *Store) DropSlot(ctx context.Context, id int64) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+// Drop forgets a slot (removed, or turned into an env).
+func (t SlotTable) Drop(ctx context.Context, id int64) error {
+	return t.s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM slots WHERE id = ?`, id)
 		return err
 	})

@@ -154,7 +154,7 @@ func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts
 			owned[e.Container] = true
 		}
 	}
-	slots, err := sw.r.Store.Slots(ctx)
+	slots, err := sw.r.Store.Pool().All(ctx)
 	if err != nil {
 		return []GCItem{{Action: "kept", Container: "*", Reason: "cannot list the pool's warm containers: " + err.Error()}}
 	}

@@ -18,8 +18,8 @@ func poolCommand() *cli.Command {
 	}
 	return &cli.Command{
 		Name:      "pool",
-		Usage:     "manage the warm pool of worktrees",
-		UsageText: "git apex pool warm [--size N] | status [--json] | drain",
+		Usage:     "manage the warm pool of worktrees and containers",
+		UsageText: "git apex pool warm [--size N] [--containers N] | status [--json] | drain",
 		Description: "Slots are detached worktrees under <git common dir>/apex/pool, kept at the base's commit and made " +
 			"and switched with the repository's hooks disabled (an env made from one has not run post-checkout). " +
 			"start turns an idle slot into a new worktree env; batch runs tasks in slots.",
@@ -42,34 +42,14 @@ func poolCommand() *cli.Command {
 						}
 					}
 					return withRepo(c, func(r *repo.Repo) error {
-						pol, err := r.Policy()
-						if err != nil {
-							return err
-						}
-						size, containers := pol.Pool.Size, pol.Pool.Containers
+						size, containers := -1, -1 // the policy's
 						if c.IsSet("size") {
 							size = c.Int("size")
 						}
 						if c.IsSet("containers") {
 							containers = c.Int("containers")
 						}
-						if size == 0 && containers == 0 {
-							return cmdline.UsageError(c, "no pool size: set [pool].size or [pool].containers in the policy, or pass --size N")
-						}
-						p := pool.New(r)
-						if size > 0 {
-							slots, err := p.Warm(c.Context, size)
-							if err != nil {
-								return err
-							}
-							note(c, "the pool has %s", words.Count(len(slots), "slot"))
-						}
-						if containers == 0 {
-							return nil
-						}
-						made, err := p.WarmContainers(c.Context, containers)
-						note(c, "made %s", words.Count(made, "warm container"))
-						return err
+						return pool.New(r).WarmUp(c.Context, size, containers)
 					})
 				},
 			},
