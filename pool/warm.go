@@ -318,12 +318,14 @@ func (w warmer) fingerprint(ctx context.Context, pol *policy.Policy, engine *san
 	} else if ep, err = w.r.Endpoint(ctx); err != nil {
 		return "", err
 	}
+	made := pol.Container // what the container is made with: not how long to wait for the engine, nor the shell
+	made.ConnectTimeout, made.Shell = 0, ""
 	data, err := json.Marshal(struct {
 		Container policy.Container
 		Trusted   bool
 		Host      string
 		Commit    string
-	}{pol.Container, trusted, ep.Host, commit})
+	}{made, trusted, ep.Host, commit})
 	if err != nil {
 		return "", err
 	}
