@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/moby/moby/api/types/registry"
@@ -159,6 +160,23 @@ func contextTLS(dir string, skipVerify bool) (*tls.Config, error) {
 		config.Certificates = []tls.Certificate{pair}
 	}
 	return config, nil
+}
+
+// Rootless reports whether the engine runs as a user other than root (a
+// rootless Docker or podman): its unix socket is that user's. Such an
+// engine's containers' root is that user, and their other users are the
+// user's subordinate ids.
+func (ep Endpoint) Rootless() bool {
+	path, ok := strings.CutPrefix(ep.Host, "unix://")
+	if !ok {
+		return false
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && st.Uid != 0
 }
 
 // Local reports whether the engine runs on this machine, and so sees its

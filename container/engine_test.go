@@ -152,3 +152,29 @@ func TestEndpointLocal(t *testing.T) {
 		}
 	}
 }
+
+func TestEndpointRootless(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "engine.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ep := Endpoint{Host: "unix://" + sock}
+	if got, want := ep.Rootless(), os.Getuid() != 0; got != want {
+		t.Errorf("a socket of uid %d: Rootless() = %v, want %v", os.Getuid(), got, want)
+	}
+	if os.Getuid() == 0 {
+		if err := os.Lchown(sock, 4321, 4321); err != nil {
+			t.Fatal(err)
+		}
+		if !ep.Rootless() {
+			t.Error("a socket of uid 4321: Rootless() = false, want true")
+		}
+	}
+	for _, host := range []string{"tcp://127.0.0.1:2375", "ssh://me@127.0.0.1", "unix://" + sock + ".missing"} {
+		if (Endpoint{Host: host}).Rootless() {
+			t.Errorf("Endpoint{Host: %q}.Rootless() = true, want false", host)
+		}
+	}
+}

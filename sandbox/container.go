@@ -63,13 +63,26 @@ func ContainerName(r *repo.Repo, identity string) string {
 	return "git-apex-" + hex.EncodeToString(sum[:4]) + "-" + identity
 }
 
-// User is the user a container runs as: the policy's, or the invoking
-// uid:gid for "host".
-func User(pol *policy.Policy) string {
-	if pol.Container.User == "host" {
-		return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+// user is the user the sandbox's container runs as: the policy's; for
+// "host", the invoking uid:gid, or 0:0 on a rootless engine
+// (container.Endpoint.Rootless), whose containers' root is the user
+// running the engine, so that what the container writes in the mounted
+// worktree is that user's, not a subordinate id's.
+func (s *Sandbox) user(ctx context.Context, pol *policy.Policy) (string, error) {
+	if pol.Container.User != "host" {
+		return pol.Container.User, nil
 	}
-	return pol.Container.User
+	ep, err := s.r.Endpoint(ctx)
+	if s.engine != nil {
+		ep, err = s.engine.Endpoint, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if ep.Rootless() {
+		return "0:0", nil
+	}
+	return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), nil
 }
 
 // spec is the container working in the sandbox: the worktree at its own
@@ -79,7 +92,7 @@ func User(pol *policy.Policy) string {
 // what the host's git reads (its config, hooks, refs, other worktrees)
 // or git-apex's state. In copy mode it mounts none of these: they are
 // copied in (copymode.Worktree.CopyIn). It keeps only keptCaps.
-func (s *Sandbox) spec(pol *policy.Policy, trusted bool) container.ContainerSpec {
+func (s *Sandbox) spec(pol *policy.Policy, trusted bool, user string) container.ContainerSpec {
 	copied := s.Copied()
 	c := pol.Container
 	spec := container.ContainerSpec{
@@ -92,7 +105,7 @@ func (s *Sandbox) spec(pol *policy.Policy, trusted bool) container.ContainerSpec
 			{Source: s.gitDir(), Target: gitDirInside},
 		},
 		WorkDir: s.worktree,
-		User:    User(pol),
+		User:    user,
 		CPUs:    c.CPUs,
 		Memory:  int64(c.Memory),
 		Pids:    defaultPids,
@@ -145,9 +158,13 @@ func (s *Sandbox) MakeContainer(ctx context.Context, pol *policy.Policy) (string
 	if err != nil {
 		return "", err
 	}
-	id, err := rt.Create(ctx, s.spec(pol, trusted))
+	user, err := s.user(ctx, pol)
+	if err != nil {
+		return "", err
+	}
+	id, err := rt.Create(ctx, s.spec(pol, trusted, user))
 	if err == nil && s.Copied() {
-		err = s.copied().CopyIn(ctx, rt, id, User(pol), s.gitDir(), gitDirInside)
+		err = s.copied().CopyIn(ctx, rt, id, user, s.gitDir(), gitDirInside)
 	}
 	if err == nil {
 		err = rt.Start(ctx, id)

@@ -73,5 +73,9 @@ func (s *Sandbox) CopyFiles(ctx context.Context, ctr string, paths []string, pol
 	if err != nil {
 		return err
 	}
-	return s.copied().CopyFiles(ctx, rt, ctr, User(pol), paths)
+	user, err := s.user(ctx, pol)
+	if err != nil {
+		return err
+	}
+	return s.copied().CopyFiles(ctx, rt, ctr, user, paths)
 }

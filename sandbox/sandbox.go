@@ -151,7 +151,10 @@ func (s *Sandbox) Exists() bool { return gitx.Exists(s.gitfile()) }
 // and it is made for copy mode (shallow, its objects its own: see "Copy
 // mode") when the policy's containers get their files by copy.
 func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) error {
-	owner := User(pol)
+	owner, err := s.user(ctx, pol)
+	if err != nil {
+		return err
+	}
 	byCopy, err := s.byCopy(ctx, pol)
 	if err != nil {
 		return err
