@@ -75,8 +75,9 @@ func (e *testEngine) removeContainers(dir string) {
 
 // condition adds [docker] (the engine answers and has the test image),
 // [bridge] (and has its default bridge network), [mount] (read-only bind
-// mounts can be made), [sshd] (an sshd the script can start) and
-// [dockerd] (a private dockerd the script can start).
+// mounts can be made), [sshd] (an sshd the script can start),
+// [dockerd] (a private dockerd the script can start) and [rootless] (a
+// rootless podman the script can start: cmdRootless).
 func (e *testEngine) condition(cond string) (bool, error) {
 	switch cond {
 	case "docker":
@@ -89,6 +90,8 @@ func (e *testEngine) condition(cond string) (bool, error) {
 		return haveSSHD(), nil
 	case "dockerd":
 		return haveDockerd(), nil
+	case "rootless":
+		return haveRootless(), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }

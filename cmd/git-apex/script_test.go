@@ -101,6 +101,7 @@ func scriptParams(engine *testEngine) testscript.Params {
 			"registry":    cmdRegistry,
 			"dockerd":     cmdDockerd,
 			"stopdockerd": cmdStopDockerd,
+			"rootless":    cmdRootless,
 		},
 	}
 }
