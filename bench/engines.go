@@ -59,12 +59,8 @@ func (b engineBench) warmBatch() (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	var tasks strings.Builder
-	for i := range 8 {
-		fmt.Fprintf(&tasks, "[[task]]\nid = \"w%d\"\nrun = [\"true\"]\n", i)
-	}
-	file := filepath.Join(b.root, "warm-tasks.toml")
-	if err := os.WriteFile(file, []byte(tasks.String()), 0o644); err != nil {
+	file, err := b.tasksFile("warm-tasks.toml", 8, `["true"]`)
+	if err != nil {
 		return row{}, err
 	}
 	defer untimed(apex("pool", "drain"))
@@ -114,12 +110,8 @@ func (b engineBench) batchEngines(engines []string) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	var tasks strings.Builder
-	for i := range 40 {
-		fmt.Fprintf(&tasks, "[[task]]\nid = \"s%d\"\nrun = [\"sleep\", \"1\"]\n", i)
-	}
-	file := filepath.Join(b.root, "sleep-tasks.toml")
-	if err := os.WriteFile(file, []byte(tasks.String()), 0o644); err != nil {
+	file, err := b.tasksFile("sleep-tasks.toml", 40, `["sleep", "1"]`)
+	if err != nil {
 		return row{}, err
 	}
 	defer untimed(b.apex("pool", "drain"))
@@ -130,4 +122,15 @@ func (b engineBench) batchEngines(engines []string) (row, error) {
 	}
 	return b.measure(fmt.Sprintf("batch 40 x sleep 1 (-j 8), engines %s", strings.Join(engines, ",")),
 		"the same on "+engines[0]+" alone", on(engines...), on(engines[0]))
+}
+
+// tasksFile writes, as name in the bench's directory, a batch file of n
+// tasks each running run (a TOML array), and returns its path.
+func (b engineBench) tasksFile(name string, n int, run string) (string, error) {
+	var tasks strings.Builder
+	for i := range n {
+		fmt.Fprintf(&tasks, "[[task]]\nid = \"t%d\"\nrun = %s\n", i, run)
+	}
+	file := filepath.Join(b.root, name)
+	return file, os.WriteFile(file, []byte(tasks.String()), 0o644)
 }
