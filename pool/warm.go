@@ -104,6 +104,7 @@ func (p *Pool) AcquireWarm(ctx context.Context, commit string, limit int, timeou
 		if wr.answers(ctx, engine, slot.Warm.Container) {
 			return l, nil
 		}
+		p.r.Warnf("the warm container %s is not running; the task gets a new one", sandbox.ContainerName(p.r, boxOf(slot)))
 		p.dropWarm(ctx, slot, engine)
 		if err := p.Release(ctx, &Lease{Slot: slot, contained: true}); err != nil {
 			return nil, err

@@ -67,7 +67,9 @@ func (e *testEngine) removeContainers(dir string) {
 		return
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if id, repo, ok := strings.Cut(line, " "); ok && strings.HasPrefix(repo, dir) {
+		// Under dir itself: the scenario pool's $WORK is a prefix of
+		// pool_containers' too.
+		if id, repo, ok := strings.Cut(line, " "); ok && strings.HasPrefix(repo, dir+string(filepath.Separator)) {
 			e.docker("rm", "-f", id).Run()
 		}
 	}
