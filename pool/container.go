@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 
-	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
@@ -60,7 +59,7 @@ func (p *Pool) makeContainer(ctx context.Context, worktree, box, commit string, 
 // files) comes back to the slot first.
 func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id policy.Identity, keep bool, engine *sandbox.Engine) error {
 	s := sandbox.For(p.r, l.box, l.Path(), "").On(engine)
-	rt, err := p.runtimeOf(ctx, engine)
+	on, err := sandbox.EngineOf(ctx, p.r, engine)
 	if err != nil {
 		return err
 	}
@@ -69,17 +68,9 @@ func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id polic
 			p.r.Warnf("%s: %v", id, err)
 		}
 	}
-	err = errors.Join(rt.Remove(ctx, ctr), os.RemoveAll(s.Dir()))
+	err = errors.Join(on.Runtime.Remove(ctx, ctr), os.RemoveAll(s.Dir()))
 	if err == nil && ctr == l.warm.Container {
 		l.warm.Container = "" // gone; the engine stays recorded until the release
 	}
 	return err
-}
-
-// runtimeOf is engine's runtime; nil: the repository's own.
-func (p *Pool) runtimeOf(ctx context.Context, engine *sandbox.Engine) (container.Runtime, error) {
-	if engine != nil {
-		return engine.Runtime, nil
-	}
-	return p.r.Runtime(ctx)
 }

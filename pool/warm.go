@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostexec"
@@ -136,11 +135,10 @@ func (p *Pool) dropWarm(ctx context.Context, slot *state.Slot, engine *sandbox.E
 // slot, on the engine the slot records.
 func (p *Pool) reclaimDead(ctx context.Context, slot *state.Slot) {
 	box := sandbox.For(p.r, boxOf(slot), slot.Path, "")
-	if _, err := os.Lstat(box.Dir()); err != nil {
-		return
+	if _, err := os.Lstat(box.Dir()); err == nil {
+		slot.Warm.Container = box.Name()
 	}
-	slot.Warm.Container = box.Name()
-	p.dropWarm(ctx, slot, nil)
+	p.dropWarm(ctx, slot, nil) // and forgets the engine recorded
 }
 
 // WarmSandboxes are the sandbox names of the pool's warm containers.
@@ -228,11 +226,11 @@ func (w warmer) warmOn(ctx context.Context, pol *policy.Policy, name, commit str
 		defer e.Runtime.Close()
 		engine = e
 	}
-	rt, err := w.runtimeOf(ctx, engine)
+	on, err := sandbox.EngineOf(ctx, w.r, engine)
 	if err != nil {
 		return 0, err
 	}
-	if err := rt.EnsureImage(ctx, pol.Container.Image, w.r.Stderr()); err != nil {
+	if err := on.Runtime.EnsureImage(ctx, pol.Container.Image, w.r.Stderr()); err != nil {
 		return 0, fmt.Errorf("cannot get image %s: %w", pol.Container.Image, err)
 	}
 	spec, err := w.fingerprint(ctx, pol, engine, commit)
@@ -251,7 +249,7 @@ func (w warmer) warmOn(ctx context.Context, pol *policy.Policy, name, commit str
 		case s.Warm.Spec == spec && w.answers(ctx, engine, s.Warm.Container):
 			have++
 		default: // made for another policy, or gone: lease it to drop it
-			stale, err := w.r.Store.Pool().LeaseWarm(ctx, pid, start, name, s.Warm.Spec)
+			stale, err := w.r.Store.Pool().LeaseSlot(ctx, pid, start, s.ID)
 			if err != nil {
 				return 0, err
 			}
@@ -313,10 +311,8 @@ func (w warmer) fingerprint(ctx context.Context, pol *policy.Policy, engine *san
 	if err != nil {
 		return "", err
 	}
-	var ep container.Endpoint
-	if engine != nil {
-		ep = engine.Endpoint
-	} else if ep, err = w.r.Endpoint(ctx); err != nil {
+	on, err := sandbox.EngineOf(ctx, w.r, engine)
+	if err != nil {
 		return "", err
 	}
 	made := pol.Container // what the container is made with: not how long to wait for the engine, nor the shell
@@ -326,7 +322,7 @@ func (w warmer) fingerprint(ctx context.Context, pol *policy.Policy, engine *san
 		Trusted   bool
 		Host      string
 		Commit    string
-	}{made, trusted, ep.Host, commit})
+	}{made, trusted, on.Endpoint.Host, commit})
 	if err != nil {
 		return "", err
 	}
@@ -336,11 +332,11 @@ func (w warmer) fingerprint(ctx context.Context, pol *policy.Policy, engine *san
 
 // answers reports whether a warm container on engine is running.
 func (w warmer) answers(ctx context.Context, engine *sandbox.Engine, ctr string) bool {
-	rt, err := w.runtimeOf(ctx, engine)
+	on, err := sandbox.EngineOf(ctx, w.r, engine)
 	if err != nil {
 		return false
 	}
-	info, err := rt.Inspect(ctx, ctr)
+	info, err := on.Runtime.Inspect(ctx, ctr)
 	return err == nil && info.State == "running"
 }
 
@@ -357,12 +353,12 @@ func (w warmer) removeWarm(ctx context.Context, slot *state.Slot, engine *sandbo
 			}
 		}
 	}
-	var rt container.Runtime
+	var on *sandbox.Engine
 	if err == nil {
-		rt, err = w.runtimeOf(ctx, engine)
+		on, err = sandbox.EngineOf(ctx, w.r, engine)
 	}
 	if err == nil {
-		err = rt.Remove(ctx, rec.Container)
+		err = on.Runtime.Remove(ctx, rec.Container)
 	}
 	if err != nil {
 		where := "this machine's engine"

@@ -72,14 +72,11 @@ func (s *Sandbox) user(ctx context.Context, pol *policy.Policy) (string, error) 
 	if pol.Container.User != "host" {
 		return pol.Container.User, nil
 	}
-	ep, err := s.r.Endpoint(ctx)
-	if s.engine != nil {
-		ep, err = s.engine.Endpoint, nil
-	}
+	e, err := EngineOf(ctx, s.r, s.engine)
 	if err != nil {
 		return "", err
 	}
-	if ep.Rootless() {
+	if e.Endpoint.Rootless() {
 		return "0:0", nil
 	}
 	return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), nil

@@ -47,11 +47,11 @@ func (s *Sandbox) byCopy(ctx context.Context, pol *policy.Policy) (bool, error) 
 	case "mount":
 		return false, nil
 	}
-	if s.engine != nil {
-		return !s.engine.Endpoint.Local(), nil
+	e, err := EngineOf(ctx, s.r, s.engine)
+	if err != nil {
+		return false, err
 	}
-	ep, err := s.r.Endpoint(ctx)
-	return !ep.Local(), err
+	return !e.Endpoint.Local(), nil
 }
 
 // Copied reports whether the sandbox was made for copy mode.

@@ -98,12 +98,27 @@ func (s *Sandbox) On(engine *Engine) *Sandbox {
 	return s
 }
 
+// EngineOf is engine, or for nil the repository's own (named ""),
+// connected.
+func EngineOf(ctx context.Context, r *repo.Repo, engine *Engine) (*Engine, error) {
+	if engine != nil {
+		return engine, nil
+	}
+	rt, err := r.Runtime(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := r.Endpoint(ctx)
+	return &Engine{Endpoint: ep, Runtime: rt}, err
+}
+
 // runtime is the engine the sandbox's container runs on.
 func (s *Sandbox) runtime(ctx context.Context) (container.Runtime, error) {
-	if s.engine != nil {
-		return s.engine.Runtime, nil
+	e, err := EngineOf(ctx, s.r, s.engine)
+	if err != nil {
+		return nil, err
 	}
-	return s.r.Runtime(ctx)
+	return e.Runtime, nil
 }
 
 // For names the sandbox of identity's container, working in worktree on

@@ -99,6 +99,11 @@ func (t SlotTable) LeaseWarm(ctx context.Context, pid int, start int64, engine, 
 	return t.lease(ctx, pid, start, `warm_container != '' AND warm_engine = ? AND warm_spec = ? ORDER BY id`, engine, spec)
 }
 
+// LeaseSlot gives a holder the slot id if it is idle; nil when it is not.
+func (t SlotTable) LeaseSlot(ctx context.Context, pid int, start int64, id int64) (*Slot, error) {
+	return t.lease(ctx, pid, start, `id = ?`, id)
+}
+
 // lease gives a holder the first idle slot that where (a condition and
 // an order) picks.
 func (t SlotTable) lease(ctx context.Context, pid int, start int64, where string, args ...any) (*Slot, error) {

@@ -56,6 +56,17 @@ func (e *testEngine) docker(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// waitAnswering waits up to 30 s for the engine, the daemon what, to
+// answer; else the script fails with the daemon's log.
+func (e *testEngine) waitAnswering(ts *testscript.TestScript, what, log string) {
+	for deadline := time.Now().Add(30 * time.Second); e.docker("version").Run() != nil; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			out, _ := os.ReadFile(log)
+			ts.Fatalf("%s at %s does not answer; its log:\n%s", what, e.host, out)
+		}
+	}
+}
+
 // removeContainers removes the containers git-apex made for repositories
 // under dir, whatever the script left.
 func (e *testEngine) removeContainers(dir string) {
@@ -321,12 +332,7 @@ func cmdDockerd(ts *testscript.TestScript, neg bool, args []string) {
 		os.RemoveAll(dir)
 	})
 	waitListening(ts, "127.0.0.1:"+port, log.Name())
-	for deadline := time.Now().Add(30 * time.Second); engine.docker("version").Run() != nil; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			out, _ := os.ReadFile(log.Name())
-			ts.Fatalf("dockerd at %s does not answer; its log:\n%s", host, out)
-		}
-	}
+	engine.waitAnswering(ts, "dockerd", log.Name())
 	save := engineAt(ts.Getenv("DOCKER_HOST")).docker("save", testImage)
 	load := engine.docker("load", "-q")
 	pipe, err := save.StdoutPipe()

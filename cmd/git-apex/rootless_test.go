@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
@@ -75,7 +73,9 @@ func cmdRootless(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.Chmod(bin, 0o755))
 	self, err := os.Executable()
 	ts.Check(err)
-	ts.Check(copyFile(self, filepath.Join(bin, "git-apex"), 0o755))
+	program, err := os.ReadFile(self) // run as git-apex, the test binary is git-apex
+	ts.Check(err)
+	ts.Check(os.WriteFile(filepath.Join(bin, "git-apex"), program, 0o755))
 	// podman's default limits are above the hard limits of this sandbox,
 	// which gives no CAP_SYS_RESOURCE to raise them.
 	var nofile, nproc unix.Rlimit
@@ -110,12 +110,7 @@ func cmdRootless(ts *testscript.TestScript, neg bool, args []string) {
 		exec.Command("pkill", "-KILL", "-u", rootlessUser).Run()
 		os.RemoveAll(dir)
 	})
-	for deadline := time.Now().Add(30 * time.Second); engine.docker("version").Run() != nil; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			out, _ := os.ReadFile(log.Name())
-			ts.Fatalf("rootless podman at %s does not answer; its log:\n%s", host, out)
-		}
-	}
+	engine.waitAnswering(ts, "rootless podman", log.Name())
 	build := exec.Command(filepath.Join("..", "..", "testdata", "docker", "build-image.sh"), testImage)
 	build.Env = append(os.Environ(), "DOCKER_HOST="+host)
 	if out, err := build.CombinedOutput(); err != nil {
@@ -125,22 +120,4 @@ func cmdRootless(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("RL_RUN", run)
 	ts.Setenv("RL_HOST", host)
 	ts.Setenv("RL_BIN", bin)
-}
-
-// copyFile copies the file src to dst, made with mode.
-func copyFile(src, dst string, mode os.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
