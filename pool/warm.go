@@ -394,7 +394,8 @@ func (w warmer) removeLeft(ctx context.Context, slot *state.Slot) {
 		left, err = on.Runtime.List(ctx, map[string]string{sandbox.LabelRepo: w.r.Key(), sandbox.LabelWorktree: slot.Path})
 	}
 	if err != nil {
-		w.r.Warnf("cannot look for containers left in pool slot %s on %s: %v; `git apex gc --orphans --force` removes them", slot.Path, engineWhere(slot.Warm.Engine), err)
+		w.r.Warnf("cannot look for containers left working in pool slot %s on %s: %v; remove those labelled %s=%s there with `docker rm -f`",
+			slot.Path, engineWhere(slot.Warm.Engine), err, sandbox.LabelWorktree, slot.Path)
 		return
 	}
 	for _, c := range left {
