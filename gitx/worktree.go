@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -229,14 +230,35 @@ func (l *Locked) Prune(ctx context.Context) error {
 }
 
 // FetchBundle brings ref from the bundle file into the repository as
-// dst, checking every object it receives (transfer.fsckObjects). The
-// bundle is data from outside: git runs no hooks, no maintenance and no
-// submodule fetch for it, and writes no FETCH_HEAD.
+// dst. The bundle is data from outside: git runs no hooks, no maintenance
+// and no submodule fetch for it, and writes no FETCH_HEAD. git (2.39)
+// checks no object fetched from a bundle, whatever transfer.fsckObjects
+// says: the caller checks its pack with CheckPack first.
 func (l *Locked) FetchBundle(ctx context.Context, file, ref, dst string) error {
 	args := append(noHooks, "-c", "transfer.fsckObjects=true", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
 		"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-maintenance",
 		file, "+"+ref+":"+dst)
 	_, err := l.runIn(ctx, l.CommonDir, args...)
+	return err
+}
+
+// CheckPack indexes pack (one from elsewhere: a bundle's, after its
+// header) into a quarantine that borrows the repository's objects, with
+// git's strictest object checks (`git fsck`'s, its warnings as errors: a
+// .gitmodules naming a path out of the repository or a url that is an
+// option, a .git in a tree, a date that overflows), then removes the
+// quarantine. It fails, naming the first object that fails them.
+func (r *Repo) CheckPack(ctx context.Context, pack io.Reader) error {
+	dir, err := os.MkdirTemp(filepath.Join(r.CommonDir, "objects"), "incoming-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Mkdir(filepath.Join(dir, "pack"), 0o755); err != nil {
+		return err
+	}
+	env := append(gitEnv()[:len(gitEnv()):len(gitEnv())], "GIT_OBJECT_DIRECTORY="+dir, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(r.CommonDir, "objects"))
+	_, err = run(ctx, command{dir: r.CommonDir, args: []string{"index-pack", "--stdin", "--fix-thin", "--strict"}, env: env, stdin: pack})
 	return err
 }
 

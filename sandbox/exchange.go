@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -107,6 +108,11 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	if tip != "" && !gitx.IsObjectID(tip) {
 		return Result{}, fmt.Errorf("cannot read the commits made in the container: it answered %q", repo.Short(tip))
 	}
+	if split.wrote {
+		if err := s.checkBundle(ctx, incoming); err != nil {
+			return Result{}, err
+		}
+	}
 	if lk == nil {
 		if lk, err = s.r.Lock(ctx); err != nil {
 			return Result{}, err
@@ -188,6 +194,28 @@ func (s *Sandbox) whyNotForward(ctx context.Context, lk *gitx.Locked, host, tip 
 		return "", errors.Join(err, lk.MoveIndex(ctx, s.worktree, tip, host))
 	}
 	return "", nil
+}
+
+// checkBundle checks every object of the bundle file from the container
+// with git's strictest checks (gitx.Repo.CheckPack) before any of it
+// enters the repository; git checks none when it fetches a bundle.
+func (s *Sandbox) checkBundle(ctx context.Context, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pack := bufio.NewReader(f)
+	for line := ""; line != "\n"; { // the header ends at an empty line
+		if line, err = pack.ReadString('\n'); err != nil {
+			return fmt.Errorf("cannot take the container's commits: what it sent is not a bundle: %w", err)
+		}
+	}
+	if err := s.r.Git.CheckPack(ctx, pack); err != nil {
+		return fmt.Errorf("cannot take the container's commits: they hold objects that git's checks (those of git fsck) refuse, so none of them was taken and %s is unchanged: %w",
+			strings.TrimPrefix(s.ref, "refs/heads/"), err)
+	}
+	return nil
 }
 
 // HostTip is the commit the host holds for a sandbox's ref.
