@@ -31,6 +31,8 @@ type Worktree struct {
 	Identity string          // names the container's versions saved beside conflicts
 	Skip     map[string]bool // submodule paths: neither copied nor written
 	GitEnv   []string        // the environment of git inside
+	// MaxTransfer caps the tar of files it brings back (container.Limit).
+	MaxTransfer int64
 }
 
 // manifestFile, in a sandbox made for copy mode, records what the host's

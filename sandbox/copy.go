@@ -59,7 +59,8 @@ func (s *Sandbox) Copied() bool { return copymode.Marked(s.dir) }
 
 // copied is the sandbox's worktree as copy mode moves it.
 func (s *Sandbox) copied() copymode.Worktree {
-	return copymode.Worktree{Dir: s.worktree, StateDir: s.dir, Identity: s.identity, Skip: s.gitlinks(), GitEnv: s.gitEnv()}
+	return copymode.Worktree{Dir: s.worktree, StateDir: s.dir, Identity: s.identity, Skip: s.gitlinks(), GitEnv: s.gitEnv(),
+		MaxTransfer: int64(policyOf(s.r).Container.MaxTransfer)}
 }
 
 // CopyFiles gives the sandbox's container ctr the files at paths

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 )
 
@@ -88,9 +88,12 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	if err != nil {
 		return Result{}, err
 	}
-	split := &firstLine{rest: out}
+	c := policyOf(s.r).Container
+	split := &firstLine{rest: container.Limit(out, int64(c.MaxTransfer))}
 	var stderr bytes.Buffer
-	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", exportScript, "export", s.ref, basis},
+	rctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
+	defer cancel()
+	code, err := rt.Exec(rctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", exportScript, "export", s.ref, basis},
 		WorkDir: s.worktree, Env: s.gitEnv(), Stdout: split, Stderr: &stderr})
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -99,7 +102,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 		err = fmt.Errorf("exit status %d: %s", code, strings.TrimSpace(stderr.String()))
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("cannot read the commits made in the container: %w", err)
+		return Result{}, fmt.Errorf("cannot read the commits made in the container: %w", readError(ctx, rctx, c, err))
 	}
 	tip := strings.TrimSpace(split.line.String())
 	if tip == "" && !copied {
@@ -107,11 +110,6 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	}
 	if tip != "" && !gitx.IsObjectID(tip) {
 		return Result{}, fmt.Errorf("cannot read the commits made in the container: it answered %q", repo.Short(tip))
-	}
-	if split.wrote {
-		if err := s.checkBundle(ctx, incoming); err != nil {
-			return Result{}, err
-		}
 	}
 	if lk == nil {
 		if lk, err = s.r.Lock(ctx); err != nil {
@@ -124,9 +122,11 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	}
 	var b Result
 	if copied {
-		if b.Files, b.Conflicts, err = s.copied().BringFiles(ctx, rt, ctr); err != nil {
+		fctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
+		defer cancel()
+		if b.Files, b.Conflicts, err = s.copied().BringFiles(fctx, rt, ctr); err != nil {
 			s.report(b)
-			return b, fmt.Errorf("cannot bring back the container's files: %w", err)
+			return b, fmt.Errorf("cannot bring back the container's files: %w", readError(ctx, fctx, c, err))
 		}
 	}
 	if tip != "" {
@@ -145,7 +145,7 @@ func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle string, ha
 	if hasBundle {
 		staging := "refs/apex/incoming/" + s.identity
 		if err := lk.FetchBundle(ctx, bundle, s.ref, staging); err != nil {
-			return res, fmt.Errorf("cannot take the container's commits: %w", err)
+			return res, fmt.Errorf("cannot take the container's commits, so none of them was taken and %s is unchanged: %w", strings.TrimPrefix(s.ref, "refs/heads/"), err)
 		}
 		defer lk.DeleteRef(context.WithoutCancel(ctx), staging)
 		fetched, err := s.r.Git.Commit(ctx, staging)
@@ -196,28 +196,6 @@ func (s *Sandbox) whyNotForward(ctx context.Context, lk *gitx.Locked, host, tip 
 	return "", nil
 }
 
-// checkBundle checks every object of the bundle file from the container
-// with git's strictest checks (gitx.Repo.CheckPack) before any of it
-// enters the repository; git checks none when it fetches a bundle.
-func (s *Sandbox) checkBundle(ctx context.Context, file string) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	pack := bufio.NewReader(f)
-	for line := ""; line != "\n"; { // the header ends at an empty line
-		if line, err = pack.ReadString('\n'); err != nil {
-			return fmt.Errorf("cannot take the container's commits: what it sent is not a bundle: %w", err)
-		}
-	}
-	if err := s.r.Git.CheckPack(ctx, pack); err != nil {
-		return fmt.Errorf("cannot take the container's commits: they hold objects that git's checks (those of git fsck) refuse, so none of them was taken and %s is unchanged: %w",
-			strings.TrimPrefix(s.ref, "refs/heads/"), err)
-	}
-	return nil
-}
-
 // HostTip is the commit the host holds for a sandbox's ref.
 func (s *Sandbox) HostTip(ctx context.Context) (string, error) {
 	if s.ref == "HEAD" {
@@ -250,17 +228,38 @@ func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string
 			strings.Join(strays, ", "), s.name)
 	}
 	var stderr bytes.Buffer
-	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", importScript, "import", s.ref, host, last.private},
+	c := policyOf(s.r).Container
+	rctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
+	defer cancel()
+	code, err := rt.Exec(rctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", importScript, "import", s.ref, host, last.private},
 		WorkDir: s.worktree, Env: s.gitEnv(), Stdout: io.Discard, Stderr: &stderr})
 	switch {
 	case err != nil:
-		return fmt.Errorf("cannot give the container the host's commits: %w", err)
+		return fmt.Errorf("cannot give the container the host's commits: %w", readError(ctx, rctx, c, err))
 	case code == 3:
 		return nil
 	case code != 0:
 		return fmt.Errorf("cannot give the container the host's commits: exit status %d: %s", code, strings.TrimSpace(stderr.String()))
 	}
 	return s.saveSynced(host, host)
+}
+
+// policyOf is r's policy, or the built-in one when its .apex.toml cannot
+// be read: an exchange is never held up by that.
+func policyOf(r *repo.Repo) *policy.Policy {
+	if pol, err := r.Policy(); err == nil {
+		return pol
+	}
+	return policy.Default()
+}
+
+// readError is err, from a read from a container under rctx (ctx with
+// the policy's exchange_timeout c), or what the timeout ran out on.
+func readError(ctx, rctx context.Context, c policy.Container, err error) error {
+	if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("it did not finish within %s ([container].exchange_timeout; raise it in .apex.toml if that is too short)", time.Duration(c.ExchangeTimeout))
+	}
+	return err
 }
 
 // gitEnv is the environment of git-apex's own git commands inside a
