@@ -47,18 +47,27 @@ type change struct {
 	deleted bool
 }
 
-// BringFiles brings into the host's worktree the files a copied
-// container changed since the last exchange (see the sandbox package's
-// "Copy mode"). It checks
-// the whole tar before writing anything: an entry that is not a file or
-// symlink the snapshot named, or that would write outside the worktree,
-// into a .git or a submodule directory, fails it all. It returns how
-// many files it wrote or removed, and the conflicts it kept the host's
-// side of. The caller holds the repository lock.
-func (w Worktree) BringFiles(ctx context.Context, rt container.Runtime, ctr string) (int, []string, error) {
+// Incoming is what a copied container changed since the last exchange,
+// received, checked and staged on the host, not yet placed in its
+// worktree.
+type Incoming struct {
+	tree     string // the container's worktree as a tree
+	changes  []change
+	received map[string]incoming
+	staged   string // the directory holding the staged files
+}
+
+// Receive asks a copied container for the files it changed since the
+// last exchange (see the sandbox package's "Copy mode") and stages them
+// on the host, checking the whole tar first: an entry that is not a file
+// or symlink the snapshot named, that would write outside the worktree,
+// into a .git or a submodule directory, or a symlink that leads out of
+// the worktree (linkProblem), fails it all. It needs no lock: it writes
+// nothing in the worktree. Discard drops what it staged.
+func (w Worktree) Receive(ctx context.Context, rt container.Runtime, ctr string) (*Incoming, error) {
 	m, err := w.loadManifest()
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	var listing, stderr bytes.Buffer
 	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", snapshotScript, "snapshot", m.Tree},
@@ -67,21 +76,36 @@ func (w Worktree) BringFiles(ctx context.Context, rt container.Runtime, ctr stri
 		err = fmt.Errorf("exit status %d: %s", code, strings.TrimSpace(stderr.String()))
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("cannot list the files changed in the container: %w", err)
+		return nil, fmt.Errorf("cannot list the files changed in the container: %w", err)
 	}
-	tree, changes, err := parseSnapshot(listing.String())
-	if err != nil {
-		return 0, nil, fmt.Errorf("cannot list the files changed in the container: %w", err)
+	in := &Incoming{}
+	if in.tree, in.changes, err = parseSnapshot(listing.String()); err != nil {
+		return nil, fmt.Errorf("cannot list the files changed in the container: %w", err)
 	}
-	staged := filepath.Join(w.StateDir, "incoming-files")
-	defer os.RemoveAll(staged)
-	received, err := w.receive(ctx, rt, ctr, tree, changes, staged)
+	if in.staged, err = os.MkdirTemp(w.StateDir, "incoming-files-"); err != nil {
+		return nil, err
+	}
+	if in.received, err = w.receive(ctx, rt, ctr, in.tree, in.changes, in.staged); err != nil {
+		in.Discard()
+		return nil, err
+	}
+	return in, nil
+}
+
+// Discard removes what Receive staged.
+func (in *Incoming) Discard() { os.RemoveAll(in.staged) }
+
+// Place writes what Receive staged into the host's worktree. It returns
+// how many files it wrote or removed, and the conflicts it kept the
+// host's side of. The caller holds the repository lock.
+func (w Worktree) Place(in *Incoming) (int, []string, error) {
+	m, err := w.loadManifest()
 	if err != nil {
 		return 0, nil, err
 	}
 	n, conflicts := 0, []string(nil)
-	for _, c := range changes {
-		wrote, conflict, err := w.place(c, received[c.path], m)
+	for _, c := range in.changes {
+		wrote, conflict, err := w.place(c, in.received[c.path], m)
 		if err != nil {
 			// What was placed is recorded, so that the retry (the same
 			// changes, the tree not moved on) takes it for the host's own
@@ -94,7 +118,7 @@ func (w Worktree) BringFiles(ctx context.Context, rt container.Runtime, ctr stri
 			n++
 		}
 	}
-	m.Tree = tree
+	m.Tree = in.tree
 	return n, conflicts, w.saveManifest(m)
 }
 
@@ -144,9 +168,6 @@ func (w Worktree) receive(ctx context.Context, rt container.Runtime, ctr, tree s
 	received := map[string]incoming{}
 	if len(want) == 0 {
 		return received, nil
-	}
-	if err := os.MkdirAll(staged, 0o700); err != nil {
-		return nil, err
 	}
 	pr, pw := io.Pipe()
 	var stderr bytes.Buffer

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/container"
+	"github.com/git-apex/git-apex/copymode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
@@ -62,9 +63,10 @@ func (s *Sandbox) Unchanged() bool {
 // the host, by fast-forward only: commits that are not a fast-forward,
 // that add submodules, or that the host's staged changes stand in the way
 // of, are kept under refs/apex/kept/ instead. A copied container's
-// changed files come back first (copymode.Worktree.BringFiles). It takes the repository
-// lock for the update unless lk is held already. When the sandbox's tip
-// did not move it costs one file read, and needs no runtime.
+// changed files come back first (copymode.Worktree.Receive, then Place).
+// It takes the repository lock for the update unless lk is held already,
+// and only once everything is read from the container. When the
+// sandbox's tip did not move it costs one file read, and needs no runtime.
 func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (Result, error) {
 	if s.Unchanged() {
 		return Result{}, nil
@@ -111,6 +113,15 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	if tip != "" && !gitx.IsObjectID(tip) {
 		return Result{}, fmt.Errorf("cannot read the commits made in the container: it answered %q", repo.Short(tip))
 	}
+	var files *copymode.Incoming
+	if copied {
+		fctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
+		defer cancel()
+		if files, err = s.copied().Receive(fctx, rt, ctr); err != nil {
+			return Result{}, fmt.Errorf("cannot bring back the container's files: %w", readError(ctx, fctx, c, err))
+		}
+		defer files.Discard()
+	}
 	if lk == nil {
 		if lk, err = s.r.Lock(ctx); err != nil {
 			return Result{}, err
@@ -122,11 +133,9 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	}
 	var b Result
 	if copied {
-		fctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
-		defer cancel()
-		if b.Files, b.Conflicts, err = s.copied().BringFiles(fctx, rt, ctr); err != nil {
+		if b.Files, b.Conflicts, err = s.copied().Place(files); err != nil {
 			s.report(b)
-			return b, fmt.Errorf("cannot bring back the container's files: %w", readError(ctx, fctx, c, err))
+			return b, fmt.Errorf("cannot bring back the container's files: %w", err)
 		}
 	}
 	if tip != "" {
