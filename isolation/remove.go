@@ -26,6 +26,10 @@ type RemoveOptions struct {
 	BranchMerged bool
 	// Worktrees is git's worktree list, when the caller has one.
 	Worktrees []gitx.Worktree
+
+	// backErr is what bringing a full env's container's work back before
+	// the lock failed with (Remove); nil: RemoveLocked brings it back.
+	backErr error
 }
 
 // RemoveResult says what Remove did.
@@ -46,6 +50,12 @@ type RemoveResult struct {
 // found nowhere else. The branch is kept unless DeleteBranch. A shared
 // env is only marked destroyed; the main checkout is never touched.
 func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOptions) (*RemoveResult, error) {
+	// A full env's container is read before the lock, so that one that
+	// does not answer holds up no other command; what it made in the
+	// meantime comes back under the lock (one file read when nothing).
+	if env, _, err := m.r.Resolve(ctx, identity); err == nil {
+		_, opts.backErr = sandbox.BringBackEnv(ctx, m.r, nil, env)
+	}
 	lk, env, _, err := m.r.LockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
@@ -76,7 +86,11 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 
 	// A full env's container may have commits the host has not seen yet:
 	// they come back first, so that every check below sees them.
-	if back, err := sandbox.BringBackEnv(ctx, m.r, lk, env); err != nil && !opts.Force {
+	back, err := sandbox.Result{}, opts.backErr
+	if err == nil {
+		back, err = sandbox.BringBackEnv(ctx, m.r, lk, env)
+	}
+	if err != nil && !opts.Force {
 		return nil, refuse("cannot bring back what its container made: %v; its container is kept: make it answer again and retry with `git apex sync %s`, or run %s to discard what it made", err, identity, forceHint)
 	} else if err != nil {
 		m.r.Warnf("%s: %v; removing anyway (--force), what its container made since the last exec is lost", identity, err)
