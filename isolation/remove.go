@@ -1,6 +1,7 @@
 package isolation
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -26,10 +27,7 @@ type RemoveOptions struct {
 	BranchMerged bool
 	// Worktrees is git's worktree list, when the caller has one.
 	Worktrees []gitx.Worktree
-
-	// backErr is what bringing a full env's container's work back before
-	// the lock failed with (Remove); nil: RemoveLocked brings it back.
-	backErr error
+	BackErr   error // why a full env's container did not answer before the lock (service.Remove): not read again
 }
 
 // RemoveResult says what Remove did.
@@ -50,12 +48,6 @@ type RemoveResult struct {
 // found nowhere else. The branch is kept unless DeleteBranch. A shared
 // env is only marked destroyed; the main checkout is never touched.
 func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOptions) (*RemoveResult, error) {
-	// A full env's container is read before the lock, so that one that
-	// does not answer holds up no other command; what it made in the
-	// meantime comes back under the lock (one file read when nothing).
-	if env, _, err := m.r.Resolve(ctx, identity); err == nil {
-		_, opts.backErr = sandbox.BringBackEnv(ctx, m.r, nil, env)
-	}
 	lk, env, _, err := m.r.LockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
@@ -84,9 +76,8 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	forceHint := fmt.Sprintf("`git apex remove --force %s`", identity)
 
-	// A full env's container may have commits the host has not seen yet:
-	// they come back first, so that every check below sees them.
-	back, err := sandbox.Result{}, opts.backErr
+	// What a full env's container made comes back first: every check below sees it.
+	back, err := sandbox.Result{}, opts.BackErr
 	if err == nil {
 		back, err = sandbox.BringBackEnv(ctx, m.r, lk, env)
 	}
@@ -142,13 +133,11 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		return nil, err
 	}
 	dirtyRefusal := func() error {
-		if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()}); err != nil || changes.Dirty() {
-			if err != nil {
-				return err
-			}
-			return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
+		changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()})
+		if err != nil || !changes.Dirty() {
+			return err
 		}
-		return nil
+		return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
 	}
 	if env.Live() && len(hooks.PreRemove) > 0 {
 		// The hook runs only once nothing can refuse the removal.
@@ -173,10 +162,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	if removeTree {
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env, opts.Force); err != nil {
-			if rerr := dirtyRefusal(); rerr != nil {
-				return nil, rerr
-			}
-			return nil, err
+			return nil, cmp.Or(dirtyRefusal(), err) // the refusal says why git would not
 		}
 	}
 	detail := fmt.Sprintf("%s at %s", env.Mode, env.Path)
