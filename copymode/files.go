@@ -173,7 +173,7 @@ func (w Worktree) receive(ctx context.Context, rt container.Runtime, ctr, tree s
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: args, WorkDir: w.Dir, Env: w.GitEnv, Stdout: container.Limit(pw, w.MaxTransfer), Stderr: &stderr})
+		code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: args, WorkDir: w.Dir, Env: w.GitEnv, Stdout: w.Limit(pw), Stderr: &stderr})
 		if err == nil && code != 0 {
 			err = fmt.Errorf("exit status %d: %s", code, strings.TrimSpace(stderr.String()))
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/git-apex/git-apex/container"
@@ -91,7 +92,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 		return Result{}, err
 	}
 	c := policyOf(s.r).Container
-	split := &firstLine{rest: container.Limit(out, int64(c.MaxTransfer))}
+	split := &firstLine{rest: s.limited(out, c)}
 	var stderr bytes.Buffer
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
 	defer cancel()
@@ -260,6 +261,19 @@ func policyOf(r *repo.Repo) *policy.Policy {
 		return pol
 	}
 	return policy.Default()
+}
+
+// limited is w taking in at most the policy's max_transfer, or the space
+// free on the disk of the sandbox (where everything from its container
+// is kept before it is taken in) when that is less.
+func (s *Sandbox) limited(w io.Writer, c policy.Container) io.Writer {
+	var st syscall.Statfs_t
+	if syscall.Statfs(s.dir, &st) == nil {
+		if free := int64(st.Bavail) * int64(st.Bsize); free < int64(c.MaxTransfer) {
+			return container.Limit(w, free, s.dir)
+		}
+	}
+	return container.Limit(w, int64(c.MaxTransfer), "")
 }
 
 // readError is err, from a read from a container under rctx (ctx with
