@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,7 +106,7 @@ type command struct {
 	args     []string
 	readOnly bool     // sets GIT_OPTIONAL_LOCKS=0
 	env      []string // nil: gitEnv()
-	stdin    string
+	stdin    io.Reader
 	// inEnv marks a command run in an environment's worktree: it runs no
 	// hooks and does not recurse into submodules, whatever the
 	// repository's config says.
@@ -151,9 +152,7 @@ func run(ctx context.Context, c command) (string, error) {
 	if c.readOnly {
 		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], "GIT_OPTIONAL_LOCKS=0")
 	}
-	if c.stdin != "" {
-		cmd.Stdin = strings.NewReader(c.stdin)
-	}
+	cmd.Stdin = c.stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if c.terminal {

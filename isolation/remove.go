@@ -1,6 +1,7 @@
 package isolation
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -26,6 +27,7 @@ type RemoveOptions struct {
 	BranchMerged bool
 	// Worktrees is git's worktree list, when the caller has one.
 	Worktrees []gitx.Worktree
+	BackErr   error // why a full env's container did not answer before the lock (service.Remove): not read again
 }
 
 // RemoveResult says what Remove did.
@@ -74,9 +76,12 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	forceHint := fmt.Sprintf("`git apex remove --force %s`", identity)
 
-	// A full env's container may have commits the host has not seen yet:
-	// they come back first, so that every check below sees them.
-	if back, err := sandbox.BringBackEnv(ctx, m.r, lk, env); err != nil && !opts.Force {
+	// What a full env's container made comes back first: every check below sees it.
+	back, err := sandbox.Result{}, opts.BackErr
+	if err == nil {
+		back, err = sandbox.BringBackEnv(ctx, m.r, lk, env)
+	}
+	if err != nil && !opts.Force {
 		return nil, refuse("cannot bring back what its container made: %v; its container is kept: make it answer again and retry with `git apex sync %s`, or run %s to discard what it made", err, identity, forceHint)
 	} else if err != nil {
 		m.r.Warnf("%s: %v; removing anyway (--force), what its container made since the last exec is lost", identity, err)
@@ -128,13 +133,11 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		return nil, err
 	}
 	dirtyRefusal := func() error {
-		if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()}); err != nil || changes.Dirty() {
-			if err != nil {
-				return err
-			}
-			return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
+		changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()})
+		if err != nil || !changes.Dirty() {
+			return err
 		}
-		return nil
+		return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
 	}
 	if env.Live() && len(hooks.PreRemove) > 0 {
 		// The hook runs only once nothing can refuse the removal.
@@ -159,10 +162,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	if removeTree {
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env, opts.Force); err != nil {
-			if rerr := dirtyRefusal(); rerr != nil {
-				return nil, rerr
-			}
-			return nil, err
+			return nil, cmp.Or(dirtyRefusal(), err) // the refusal says why git would not
 		}
 	}
 	detail := fmt.Sprintf("%s at %s", env.Mode, env.Path)
