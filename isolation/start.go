@@ -302,17 +302,53 @@ func unwritable(dir string) string {
 
 // checkRoot refuses (exit 3) a [worktree].root outside the main
 // checkout's parent directory until `git apex trust` approves it: a
-// policy from a clone must not write wherever it likes.
+// policy from a clone must not write wherever it likes. Where the env's
+// path really leads is what counts: a committed symbolic link on the way
+// (`envs -> ../../home/.vim`) counts as written there, and a path that a
+// link below the approved root takes elsewhere, into the repository's
+// git directory or onto the main checkout, is refused even when trusted.
 func (m *Manager) checkRoot(pol *policy.Policy, path string) error {
-	if pol.HostSettings().Root == "" {
-		return nil
+	mainRoot := m.r.Git.MainRoot()
+	checkout := gitx.RealPath(mainRoot)
+	parent := filepath.Dir(checkout)
+	real := gitx.RealPath(path)
+	if gitx.Within(real, m.r.Git.CommonDir) || real == checkout {
+		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, inside the repository's git directory or onto the main checkout: remove the link from the checkout",
+			path, real)
+	}
+	host := pol.HostSettings(mainRoot)
+	if host.Root == "" {
+		if gitx.Within(real, parent) {
+			return nil
+		}
+		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s: remove the link from the checkout",
+			path, real, parent)
 	}
 	trusted, _, err := m.r.Trusted(pol)
-	if err != nil || trusted {
+	if err != nil {
 		return err
 	}
-	return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments outside %s, which needs your approval: review the policy, then run `git apex trust`",
-		path, pol.Worktree.Root, pol.File, filepath.Dir(m.r.Git.MainRoot()))
+	if !trusted {
+		return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments outside %s%s, which needs your approval: review the policy, then run `git apex trust`",
+			path, pol.Worktree.Root, pol.File, parent, linkNote(path, real))
+	}
+	approved := host.RootTarget
+	if approved == "" {
+		approved = pol.EnvRoot(checkout)
+	}
+	if gitx.Within(real, parent) || gitx.Within(real, approved) {
+		return nil
+	}
+	return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s and outside the [worktree].root you approved (%s): remove the link from the checkout",
+		path, real, parent, approved)
+}
+
+// linkNote says where a symbolic link leads path, when one does.
+func linkNote(path, real string) string {
+	if real == filepath.Clean(path) {
+		return ""
+	}
+	return " (a symbolic link leads " + path + " to " + real + ")"
 }
 
 // requestWorkflows are the workflows whose numbered names are pull or

@@ -23,7 +23,7 @@ func (r *Repo) trustStore() (*trust.Store, error) {
 // Trusted reports whether the policy's host settings are approved for
 // this repository; settings with nothing in them need no approval.
 func (r *Repo) Trusted(pol *policy.Policy) (bool, policy.HostSettings, error) {
-	host := pol.HostSettings()
+	host := pol.HostSettings(r.Git.MainRoot())
 	if host.Empty() {
 		return true, host, nil
 	}
@@ -63,7 +63,7 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 	if err != nil {
 		return host, false, err
 	}
-	host = pol.HostSettings()
+	host = pol.HostSettings(r.Git.MainRoot())
 	if host.Empty() {
 		return host, false, nil
 	}

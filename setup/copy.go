@@ -6,21 +6,31 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/nofollow"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
 )
 
 // copyFiles copies what the [worktree].copy globs match in the main
 // checkout into a new env: files, whole directories, and symlinks as
 // links. A match inside the checkout keeps its relative path; a glob that
-// leaves the checkout (used only when trusted) lands at the top of the
-// env under its base name. Nothing that exists in the env, a tracked
-// file say, is ever overwritten, and a glob that matches nothing is fine.
-func copyFiles(mainRoot, envPath string, globs []string, trusted bool) error {
+// leaves the checkout as written (used only when trusted) lands at the
+// top of the env under its base name. outside lists the globs that leave
+// the checkout as written or through a symbolic link (the policy's host
+// settings); they are used only when trusted. Otherwise no match is
+// copied from a directory that a link takes out of the checkout, and
+// nothing is written through a link in the env: such a match is left
+// out with a warning. Nothing that exists in the env, a tracked file say,
+// is ever overwritten, and a glob that matches nothing is fine.
+func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bool) error {
+	mainRoot := r.Git.MainRoot()
+	checkout := gitx.RealPath(mainRoot)
 	for _, glob := range globs {
-		outside := policy.LeavesCheckout(glob)
-		if outside && !trusted {
+		approved := slices.Contains(outside, glob)
+		if approved && !trusted {
 			continue
 		}
 		pattern := glob
@@ -33,17 +43,24 @@ func copyFiles(mainRoot, envPath string, globs []string, trusted bool) error {
 		}
 		for _, src := range matches {
 			rel := filepath.Base(src)
-			if !outside {
+			if !policy.LeavesCheckout(glob) {
 				rel, _ = filepath.Rel(mainRoot, src)
 			}
 			if rel == ".git" || gitx.Within(filepath.Join(mainRoot, rel), filepath.Join(mainRoot, ".git")) {
 				continue
 			}
-			dst := filepath.Join(envPath, rel)
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
+			if dir := gitx.RealPath(filepath.Dir(src)); !approved && !gitx.Within(dir, checkout) {
+				r.Warnf("not copying %s (worktree.copy %q): a symbolic link leads it out of the main checkout, to %s", rel, glob, dir)
+				continue
 			}
-			if err := copyTree(src, dst); err != nil {
+			var linked *nofollow.Error
+			if err := nofollow.MkdirAll(envPath, filepath.Dir(rel)); errors.As(err, &linked) {
+				r.Warnf("not copying %s (worktree.copy %q): %s in the environment %s, and nothing is written through it", rel, glob, linked.Part, linked.Why)
+				continue
+			} else if err != nil {
+				return fmt.Errorf("worktree.copy %q: %w", glob, err)
+			}
+			if err := copyTree(src, filepath.Join(envPath, rel)); err != nil {
 				return fmt.Errorf("worktree.copy %q: %w", glob, err)
 			}
 		}
