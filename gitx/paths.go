@@ -6,46 +6,32 @@ import (
 	"strings"
 )
 
-// RealPath returns where path really leads, as the file system resolves
-// it: every symbolic link along it is followed (so /tmp and /private/tmp,
-// or a symlinked home, compare equal), and a part that does not exist
-// yet is kept as written after the real path of what does exist. A
-// dangling link is followed to its target all the same: a directory made
-// at the path later would be made there.
+// RealPath returns where path really leads: every symbolic link on it
+// followed, a dangling one too (/tmp and /private/tmp compare equal),
+// and what does not exist yet kept as written after what does.
 func RealPath(path string) string {
-	abs, err := filepath.Abs(path)
+	rest, err := filepath.Abs(path)
 	if err != nil {
 		return filepath.Clean(path)
 	}
-	real := string(filepath.Separator)
-	rest := strings.Split(abs, string(filepath.Separator))
-	for links := 0; len(rest) > 0; {
-		part := rest[0]
-		rest = rest[1:]
-		switch part {
-		case "", ".":
-			continue
-		case "..":
-			real = filepath.Dir(real)
-			continue
-		}
-		next := filepath.Join(real, part)
+	real := "/"
+	for links := 0; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(strings.TrimLeft(rest, "/"), "/")
+		next := filepath.Join(real, part) // real has no link: ".." is its parent
 		info, err := os.Lstat(next)
-		if err != nil || info.Mode()&os.ModeSymlink == 0 {
-			real = next
-			if err != nil { // nothing below a missing part can be a link
-				return filepath.Join(append([]string{real}, rest...)...)
-			}
-			continue
+		if err != nil { // nothing below a missing part is a link
+			return filepath.Join(next, rest)
 		}
 		target, err := os.Readlink(next)
-		if links++; err != nil || links > 255 {
-			return filepath.Join(append([]string{next}, rest...)...)
+		if info.Mode()&os.ModeSymlink == 0 || err != nil || links > 255 {
+			real = next
+			continue
 		}
-		if filepath.IsAbs(target) {
-			real = string(filepath.Separator)
+		if links++; filepath.IsAbs(target) {
+			real = "/"
 		}
-		rest = append(strings.Split(target, string(filepath.Separator)), rest...)
+		rest = target + "/" + rest
 	}
 	return real
 }

@@ -265,7 +265,7 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 		if p.path, err = pol.EnvPath(root, mainRoot, m.r.Git.CommonDir, id, p.branch); err != nil {
 			return nil, err
 		}
-		if err := m.checkRoot(pol, p.path); root == "" && err != nil {
+		if err := m.r.CheckEnvPath(pol, p.path); root == "" && err != nil {
 			return nil, err
 		}
 		// Full needs a worktree too: without one it falls back past
@@ -298,57 +298,6 @@ func unwritable(dir string) string {
 		}
 		dir = filepath.Dir(dir)
 	}
-}
-
-// checkRoot refuses (exit 3) a [worktree].root outside the main
-// checkout's parent directory until `git apex trust` approves it: a
-// policy from a clone must not write wherever it likes. Where the env's
-// path really leads is what counts: a committed symbolic link on the way
-// (`envs -> ../../home/.vim`) counts as written there, and a path that a
-// link below the approved root takes elsewhere, into the repository's
-// git directory or onto the main checkout, is refused even when trusted.
-func (m *Manager) checkRoot(pol *policy.Policy, path string) error {
-	mainRoot := m.r.Git.MainRoot()
-	checkout := gitx.RealPath(mainRoot)
-	parent := filepath.Dir(checkout)
-	real := gitx.RealPath(path)
-	if gitx.Within(real, m.r.Git.CommonDir) || real == checkout {
-		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, inside the repository's git directory or onto the main checkout: remove the link from the checkout",
-			path, real)
-	}
-	host := pol.HostSettings(mainRoot)
-	if host.Root == "" {
-		if gitx.Within(real, parent) {
-			return nil
-		}
-		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s: remove the link from the checkout",
-			path, real, parent)
-	}
-	trusted, _, err := m.r.Trusted(pol)
-	if err != nil {
-		return err
-	}
-	if !trusted {
-		return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments outside %s%s, which needs your approval: review the policy, then run `git apex trust`",
-			path, pol.Worktree.Root, pol.File, parent, linkNote(path, real))
-	}
-	approved := host.RootTarget
-	if approved == "" {
-		approved = pol.EnvRoot(checkout)
-	}
-	if gitx.Within(real, parent) || gitx.Within(real, approved) {
-		return nil
-	}
-	return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s and outside the [worktree].root you approved (%s): remove the link from the checkout",
-		path, real, parent, approved)
-}
-
-// linkNote says where a symbolic link leads path, when one does.
-func linkNote(path, real string) string {
-	if real == filepath.Clean(path) {
-		return ""
-	}
-	return " (a symbolic link leads " + path + " to " + real + ")"
 }
 
 // requestWorkflows are the workflows whose numbered names are pull or
