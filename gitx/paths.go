@@ -1,6 +1,7 @@
 package gitx
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,26 +9,25 @@ import (
 
 // RealPath returns where path really leads: every symbolic link on it
 // followed, a dangling one too (/tmp and /private/tmp compare equal),
-// and what does not exist yet kept as written after what does.
+// and what does not exist yet kept as written after what does (for a
+// relative path, only when all of it exists).
 func RealPath(path string) string {
-	rest, err := filepath.Abs(path)
-	if err != nil {
-		return filepath.Clean(path)
+	if real, err := filepath.EvalSymlinks(path); err == nil || !filepath.IsAbs(path) {
+		return cmp.Or(real, filepath.Clean(path))
 	}
-	real := "/"
-	for links := 0; rest != ""; {
-		var part string
+	rest, real := filepath.Clean(path), "/"
+	for links, part := 0, ""; rest != ""; {
 		part, rest, _ = strings.Cut(strings.TrimLeft(rest, "/"), "/")
 		next := filepath.Join(real, part) // real has no link: ".." is its parent
 		info, err := os.Lstat(next)
 		if err != nil { // nothing below a missing part is a link
 			return filepath.Join(next, rest)
 		}
-		target, err := os.Readlink(next)
-		if info.Mode()&os.ModeSymlink == 0 || err != nil || links > 255 {
+		if info.Mode()&os.ModeSymlink == 0 || links > 255 {
 			real = next
 			continue
 		}
+		target, _ := os.Readlink(next)
 		if links++; filepath.IsAbs(target) {
 			real = "/"
 		}
