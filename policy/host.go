@@ -57,7 +57,10 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 	add("hooks.pre_remove", p.Hooks.PreRemove)
 	add("hooks.post_remove", p.Hooks.PostRemove)
 	for host := range p.Container.Volumes {
-		if target := gitx.RealPath(host); filepath.IsAbs(host) && target != filepath.Clean(host) {
+		if !filepath.IsAbs(host) { // a named volume
+			continue
+		}
+		if target := gitx.RealPath(host); target != filepath.Clean(host) {
 			h.VolumeTargets = addTarget(h.VolumeTargets, host, target)
 		}
 	}

@@ -75,11 +75,11 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 // CheckEnvPath refuses (exit 3) an env at path when the policy's
 // [worktree].root places it outside the main checkout's parent directory,
 // until `git apex trust` approves it: a policy from a clone must not
-// write wherever it likes. Where the env's
-// path really leads is what counts: a committed symbolic link on the way
-// (`envs -> ../../home/.vim`) counts as written there, and a path that a
-// link below the approved root takes elsewhere, into the repository's
-// git directory or onto the main checkout, is refused even when trusted.
+// write wherever it likes. Where the path really leads is what counts: a
+// committed symbolic link on the way (`envs -> ../../home/.vim`) counts
+// as written there, and a path that a link below the approved root
+// takes elsewhere, into the repository's git directory or onto the main
+// checkout, is refused even when trusted.
 func (r *Repo) CheckEnvPath(pol *policy.Policy, path string) error {
 	mainRoot := r.Git.MainRoot()
 	checkout := gitx.RealPath(mainRoot)

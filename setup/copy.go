@@ -29,8 +29,8 @@ func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bo
 	mainRoot := r.Git.MainRoot()
 	checkout := gitx.RealPath(mainRoot)
 	for _, glob := range globs {
-		approved := slices.Contains(outside, glob)
-		if approved && !trusted {
+		leaves := slices.Contains(outside, glob)
+		if leaves && !trusted {
 			continue
 		}
 		pattern := glob
@@ -49,7 +49,7 @@ func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bo
 			if rel == ".git" || gitx.Within(filepath.Join(mainRoot, rel), filepath.Join(mainRoot, ".git")) {
 				continue
 			}
-			if dir := gitx.RealPath(filepath.Dir(src)); !approved && !gitx.Within(dir, checkout) {
+			if dir := gitx.RealPath(filepath.Dir(src)); !leaves && !gitx.Within(dir, checkout) {
 				r.Warnf("not copying %s (worktree.copy %q): a symbolic link leads it out of the main checkout, to %s", rel, glob, dir)
 				continue
 			}
