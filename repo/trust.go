@@ -79,8 +79,10 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 // committed symbolic link on the way (`envs -> ../../home/.vim`) counts
 // as written there, and a path that a link below the approved root
 // takes elsewhere, into the repository's git directory or onto the main
-// checkout, is refused even when trusted.
-func (r *Repo) CheckEnvPath(pol *policy.Policy, path string) error {
+// checkout, is refused even when trusted. With personal set, the root is
+// the user's own apex.root: it needs no approval, but a link in the main
+// checkout must not take it elsewhere either.
+func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal bool) error {
 	mainRoot := r.Git.MainRoot()
 	checkout := gitx.RealPath(mainRoot)
 	parent := filepath.Dir(checkout)
@@ -88,6 +90,13 @@ func (r *Repo) CheckEnvPath(pol *policy.Policy, path string) error {
 	if gitx.Within(real, r.Git.CommonDir) || real == checkout {
 		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, inside the repository's git directory or onto the main checkout: remove the link from the checkout",
 			path, real)
+	}
+	if personal {
+		if rel, err := filepath.Rel(mainRoot, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !gitx.Within(real, checkout) {
+			return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link in the main checkout leads it to %s: remove the link, or choose another apex.root",
+				path, real)
+		}
+		return nil
 	}
 	host := pol.HostSettings(mainRoot)
 	if host.Root == "" {
