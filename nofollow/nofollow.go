@@ -72,8 +72,9 @@ func WriteFile(dir, name string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	defer unix.Close(parent)
-	// O_NONBLOCK: opening a FIFO never waits for a reader.
-	fd, err := openat(parent, base, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
+	// O_NONBLOCK: opening a FIFO never waits for a reader; O_NOCTTY: a
+	// terminal device put there never becomes ours.
+	fd, err := openat(parent, base, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return refused(parent, name, clean(name), err, "is not a regular file")
 	}
