@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,14 +54,76 @@ func Check(dir, name string) error {
 	return nil
 }
 
-// MkdirAll makes name and its parents beneath dir as directories (0755),
-// following no link.
-func MkdirAll(dir, name string) error {
+// Dir is a directory opened through no symbolic link, to make entries
+// in without following one either: a container that swaps a directory
+// for a link meanwhile does not redirect what is written.
+type Dir struct {
+	fd   int
+	path string // for messages
+}
+
+// MkdirAll opens name beneath dir as a Dir, making it and its parents
+// (0755) as needed, following no link.
+func MkdirAll(dir, name string) (*Dir, error) {
 	fd, _, err := walk(dir, filepath.Join(name, "x"), true)
-	if err == nil {
-		unix.Close(fd)
+	if err != nil {
+		return nil, err
 	}
-	return err
+	return &Dir{fd: fd, path: filepath.Join(dir, name)}, nil
+}
+
+// Close closes the directory.
+func (d *Dir) Close() error { return unix.Close(d.fd) }
+
+// Lstat reports whether name exists in d, and whether it is a directory
+// (a link to one is not).
+func (d *Dir) Lstat(name string) (exists, isDir bool) {
+	var st unix.Stat_t
+	if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false, false
+	}
+	return true, st.Mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// Mkdir opens the directory name in d, making it (perm) when missing; a
+// link or anything else there is an *Error.
+func (d *Dir) Mkdir(name string, perm os.FileMode) (*Dir, error) {
+	if err := unix.Mkdirat(d.fd, name, uint32(perm.Perm())); err != nil && !errors.Is(err, unix.EEXIST) {
+		return nil, &os.PathError{Op: "mkdir", Path: filepath.Join(d.path, name), Err: err}
+	}
+	fd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, refused(d.fd, filepath.Join(d.path, name), name, err, "is not a directory")
+	}
+	return &Dir{fd: fd, path: filepath.Join(d.path, name)}, nil
+}
+
+// Create makes the file name in d (perm) and opens it for writing; it
+// fails when anything, a link included, is there already.
+func (d *Dir) Create(name string, perm os.FileMode) (*os.File, error) {
+	fd, err := openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		return nil, &os.PathError{Op: "create", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(d.path, name)), nil
+}
+
+// Symlink makes name in d a symbolic link to target.
+func (d *Dir) Symlink(target, name string) error {
+	if err := unix.Symlinkat(target, d.fd, name); err != nil {
+		return &os.PathError{Op: "symlink", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return nil
+}
+
+// Chtimes sets the access and modification times of name in d, or of
+// the link itself when name is one.
+func (d *Dir) Chtimes(name string, atime, mtime time.Time) error {
+	ts := []unix.Timespec{unix.NsecToTimespec(atime.UnixNano()), unix.NsecToTimespec(mtime.UnixNano())}
+	if err := unix.UtimesNanoAt(d.fd, name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "chtimes", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return nil
 }
 
 // WriteFile writes data to name beneath dir, making its missing parent

@@ -46,7 +46,7 @@ func TestRefusesLinks(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "new")); err == nil {
 		t.Error("a directory was made through a link")
 	}
-	if err := MkdirAll(dir, "hooks/sub"); err == nil {
+	if _, err := MkdirAll(dir, "hooks/sub"); err == nil {
 		t.Error("MkdirAll went through a link")
 	}
 }
@@ -58,7 +58,28 @@ func TestWrites(t *testing.T) {
 	must(t, Check(dir, "a/b/c.txt"))
 	must(t, WriteFile(dir, "a/b/c.txt", []byte("new"), 0o644))
 	must(t, WriteFile(dir, "old", []byte("new"), 0o644))
-	must(t, MkdirAll(dir, "d/e"))
+	d, err := MkdirAll(dir, "d/e")
+	must(t, err)
+	defer d.Close()
+	sub, err := d.Mkdir("f", 0o755)
+	must(t, err)
+	defer sub.Close()
+	f, err := sub.Create("g", 0o600)
+	must(t, err)
+	f.Close()
+	must(t, sub.Symlink("g", "h"))
+	if _, err := sub.Create("h", 0o600); err == nil {
+		t.Error("Create opened an existing link")
+	}
+	if _, err := sub.Mkdir("h", 0o755); err == nil {
+		t.Error("Mkdir opened a link")
+	}
+	if exists, isDir := d.Lstat("f"); !exists || !isDir {
+		t.Error("Lstat: f is a directory")
+	}
+	if exists, isDir := sub.Lstat("h"); !exists || isDir {
+		t.Error("Lstat: h is a link")
+	}
 	for _, name := range []string{"a/b/c.txt", "old"} {
 		if data, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(data) != "new" {
 			t.Errorf("%s: %q, %v", name, data, err)

@@ -54,13 +54,16 @@ func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bo
 				continue
 			}
 			var linked *nofollow.Error
-			if err := nofollow.MkdirAll(envPath, filepath.Dir(rel)); errors.As(err, &linked) {
+			dst, err := nofollow.MkdirAll(envPath, filepath.Dir(rel))
+			if errors.As(err, &linked) {
 				r.Warnf("not copying %s (worktree.copy %q): %s in the environment %s, and nothing is written through it", rel, glob, linked.Part, linked.Why)
 				continue
 			} else if err != nil {
 				return fmt.Errorf("worktree.copy %q: %w", glob, err)
 			}
-			if err := copyTree(src, filepath.Join(envPath, rel)); err != nil {
+			err = copyTree(src, dst, filepath.Base(rel))
+			dst.Close()
+			if err != nil {
 				return fmt.Errorf("worktree.copy %q: %w", glob, err)
 			}
 		}
@@ -68,15 +71,16 @@ func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bo
 	return nil
 }
 
-// copyTree copies src to dst without overwriting anything: an existing
-// file or link is left alone, an existing directory is filled in.
-func copyTree(src, dst string) error {
+// copyTree copies src to name in dst without overwriting anything or
+// following a link there (a full env's container runs meanwhile): an
+// existing file or link is left alone, an existing directory is filled
+// in.
+func copyTree(src string, dst *nofollow.Dir, name string) error {
 	info, err := os.Lstat(src)
 	if err != nil {
 		return err
 	}
-	existing, err := os.Lstat(dst)
-	if err == nil && !(info.IsDir() && existing.IsDir()) {
+	if exists, isDir := dst.Lstat(name); exists && !(info.IsDir() && isDir) {
 		return nil
 	}
 	switch {
@@ -85,36 +89,38 @@ func copyTree(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		return os.Symlink(target, dst)
+		return dst.Symlink(target, name)
 	case info.IsDir():
-		if err := os.Mkdir(dst, info.Mode().Perm()|0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		sub, err := dst.Mkdir(name, info.Mode().Perm()|0o700)
+		if err != nil {
 			return err
 		}
+		defer sub.Close()
 		entries, err := os.ReadDir(src)
 		if err != nil {
 			return err
 		}
 		for _, e := range entries {
-			if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			if err := copyTree(filepath.Join(src, e.Name()), sub, e.Name()); err != nil {
 				return err
 			}
 		}
 		return nil
 	case info.Mode().IsRegular():
-		return copyFile(src, dst, info)
+		return copyFile(src, dst, name, info)
 	}
 	return nil // sockets, devices and pipes are not copied
 }
 
 // copyFile copies a regular file with its mode and times. File.ReadFrom
 // uses copy_file_range, which clones the data on file systems that can.
-func copyFile(src, dst string, info fs.FileInfo) error {
+func copyFile(src string, dst *nofollow.Dir, name string, info fs.FileInfo) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+	out, err := dst.Create(name, info.Mode().Perm())
 	if err != nil {
 		return err
 	}
@@ -125,5 +131,5 @@ func copyFile(src, dst string, info fs.FileInfo) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	return os.Chtimes(dst, info.ModTime(), info.ModTime())
+	return dst.Chtimes(name, info.ModTime(), info.ModTime())
 }
