@@ -470,7 +470,7 @@ func writeFiles(dir string, files map[string]string) error {
 func fileRefused(name string, err error) error {
 	var e *nofollow.Error
 	if errors.As(err, &e) {
-		return fmt.Errorf("cannot write the task's file %s: %s in the task's directory %s; a task's files are never written through a link or over a special file: remove it from the task's base", name, e.Part, e.Why)
+		return fmt.Errorf("cannot write the task's file %s: %s in the task's directory %s; a task's files are never written through a link or over a special file: remove it from the task's base (or, when a container put it there, run `git apex pool drain`)", name, e.Part, e.Why)
 	}
 	return fmt.Errorf("cannot write the task's file %s: %w", name, err)
 }
