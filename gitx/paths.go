@@ -1,18 +1,39 @@
 package gitx
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
-// RealPath resolves symlinks where it can, so /tmp and /private/tmp (or a
-// symlinked home) compare equal.
+// RealPath returns where path really leads: every symbolic link on it
+// followed, a dangling one too (/tmp and /private/tmp compare equal),
+// and what does not exist yet kept as written after what does (for a
+// relative path, only when all of it exists).
 func RealPath(path string) string {
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		return p
+	if real, err := filepath.EvalSymlinks(path); err == nil || !filepath.IsAbs(path) {
+		return cmp.Or(real, filepath.Clean(path))
 	}
-	return filepath.Clean(path)
+	rest, real := filepath.Clean(path), "/"
+	for links, part := 0, ""; rest != ""; {
+		part, rest, _ = strings.Cut(strings.TrimLeft(rest, "/"), "/")
+		next := filepath.Join(real, part) // real has no link: ".." is its parent
+		info, err := os.Lstat(next)
+		if err != nil { // nothing below a missing part is a link
+			return filepath.Join(next, rest)
+		}
+		if info.Mode()&os.ModeSymlink == 0 || links > 255 {
+			real = next
+			continue
+		}
+		target, _ := os.Readlink(next)
+		if links++; filepath.IsAbs(target) {
+			real = "/"
+		}
+		rest = target + "/" + rest
+	}
+	return real
 }
 
 // Within reports whether path is dir or below it, comparing real paths.

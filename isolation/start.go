@@ -265,7 +265,7 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 		if p.path, err = pol.EnvPath(root, mainRoot, m.r.Git.CommonDir, id, p.branch); err != nil {
 			return nil, err
 		}
-		if err := m.checkRoot(pol, p.path); root == "" && err != nil {
+		if err := m.r.CheckEnvPath(pol, p.path, root != ""); err != nil {
 			return nil, err
 		}
 		// Full needs a worktree too: without one it falls back past
@@ -298,21 +298,6 @@ func unwritable(dir string) string {
 		}
 		dir = filepath.Dir(dir)
 	}
-}
-
-// checkRoot refuses (exit 3) a [worktree].root outside the main
-// checkout's parent directory until `git apex trust` approves it: a
-// policy from a clone must not write wherever it likes.
-func (m *Manager) checkRoot(pol *policy.Policy, path string) error {
-	if pol.HostSettings().Root == "" {
-		return nil
-	}
-	trusted, _, err := m.r.Trusted(pol)
-	if err != nil || trusted {
-		return err
-	}
-	return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments outside %s, which needs your approval: review the policy, then run `git apex trust`",
-		path, pol.Worktree.Root, pol.File, filepath.Dir(m.r.Git.MainRoot()))
 }
 
 // requestWorkflows are the workflows whose numbered names are pull or
