@@ -15,6 +15,7 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/ports"
@@ -159,7 +160,7 @@ func (m *Manager) startLocked(ctx context.Context, p *plan) (*StartResult, error
 // there, recording the reuse; nil when there is none to reuse.
 func (m *Manager) reuse(ctx context.Context, id string) (*StartResult, error) {
 	env, link, err := m.r.Store.Resolve(ctx, id)
-	if err != nil || env == nil || !gitx.Exists(env.Path) {
+	if err != nil || env == nil || !hostpath.Exists(env.Path) {
 		return nil, err
 	}
 	detail := ""
@@ -381,7 +382,7 @@ func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree,
 	case checkedOut:
 		// A worktree made without git-apex: record it as it is.
 		t.adopt, t.path = &holderWt, holderWt.Path
-	case gitx.Exists(p.path):
+	case hostpath.Exists(p.path):
 		return t, exitcode.New(exitcode.Refused, "cannot start %s: %s already exists and is not an environment git-apex knows; move it away, or remove it if it holds nothing you need", id, p.path)
 	}
 	return t, nil

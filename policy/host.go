@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 )
 
 // HostSettings are the parts of a policy that run on the host or reach
@@ -60,17 +60,17 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 		if !filepath.IsAbs(host) { // a named volume
 			continue
 		}
-		if target := gitx.RealPath(host); target != filepath.Clean(host) {
+		if target := hostpath.RealPath(host); target != filepath.Clean(host) {
 			h.VolumeTargets = addTarget(h.VolumeTargets, host, target)
 		}
 	}
-	checkout := gitx.RealPath(mainRoot)
+	checkout := hostpath.RealPath(mainRoot)
 	for _, glob := range p.Worktree.Copy {
 		written := filepath.Join(checkout, globDir(glob))
 		if filepath.IsAbs(glob) {
 			written = globDir(glob)
 		}
-		target := gitx.RealPath(written)
+		target := hostpath.RealPath(written)
 		if LeavesCheckout(glob) || !within(target, checkout) {
 			h.CopyOutside = append(h.CopyOutside, glob)
 			if target != written {
@@ -79,7 +79,7 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 		}
 	}
 	written := p.EnvRoot(checkout)
-	target := gitx.RealPath(written)
+	target := hostpath.RealPath(written)
 	if root := filepath.Clean(p.Worktree.Root); filepath.IsAbs(root) || root == "../.." || strings.HasPrefix(root, "../../") ||
 		!within(target, filepath.Dir(checkout)) {
 		h.Root = p.Worktree.Root

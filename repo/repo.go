@@ -17,6 +17,7 @@ import (
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 	"github.com/git-apex/git-apex/trust"
@@ -127,8 +128,8 @@ func (r *Repo) linkedAway(file string) string {
 	if info, err := os.Lstat(file); err != nil || info.Mode()&os.ModeSymlink == 0 {
 		return ""
 	}
-	real := gitx.RealPath(file)
-	if gitx.Within(real, r.Git.MainRoot()) && !gitx.Within(real, r.Git.CommonDir) {
+	real := hostpath.RealPath(file)
+	if hostpath.Within(real, r.Git.MainRoot()) && !hostpath.Within(real, r.Git.CommonDir) {
 		return ""
 	}
 	return real

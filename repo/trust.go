@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/trust"
 )
@@ -40,7 +40,7 @@ func (r *Repo) Trusted(pol *policy.Policy) (bool, policy.HostSettings, error) {
 // Key names this repository in the user's approvals and on its
 // containers: where its git directory really is, so a copy elsewhere is
 // another repository.
-func (r *Repo) Key() string { return gitx.RealPath(r.Git.CommonDir) }
+func (r *Repo) Key() string { return hostpath.RealPath(r.Git.CommonDir) }
 
 // WarnUntrusted says what the policy would run and how to approve it.
 func (r *Repo) WarnUntrusted(host policy.HostSettings) {
@@ -84,15 +84,15 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 // checkout must not take it elsewhere either.
 func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal bool) error {
 	mainRoot := r.Git.MainRoot()
-	checkout := gitx.RealPath(mainRoot)
+	checkout := hostpath.RealPath(mainRoot)
 	parent := filepath.Dir(checkout)
-	real := gitx.RealPath(path)
-	if gitx.Within(real, r.Git.CommonDir) || real == checkout {
+	real := hostpath.RealPath(path)
+	if hostpath.Within(real, r.Git.CommonDir) || real == checkout {
 		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, inside the repository's git directory or onto the main checkout: remove the link from the checkout",
 			path, real)
 	}
 	if personal {
-		if rel, err := filepath.Rel(mainRoot, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !gitx.Within(real, checkout) {
+		if rel, err := filepath.Rel(mainRoot, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !hostpath.Within(real, checkout) {
 			return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link in the main checkout leads it to %s: remove the link, or choose another apex.root",
 				path, real)
 		}
@@ -100,7 +100,7 @@ func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal bool) erro
 	}
 	host := pol.HostSettings(mainRoot)
 	if host.Root == "" {
-		if gitx.Within(real, parent) {
+		if hostpath.Within(real, parent) {
 			return nil
 		}
 		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s: remove the link from the checkout",
@@ -118,7 +118,7 @@ func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal bool) erro
 	if approved == "" {
 		approved = pol.EnvRoot(checkout)
 	}
-	if gitx.Within(real, parent) || gitx.Within(real, approved) {
+	if hostpath.Within(real, parent) || hostpath.Within(real, approved) {
 		return nil
 	}
 	return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s and outside the [worktree].root you approved (%s): remove the link from the checkout",

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/nofollow"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
@@ -27,7 +27,7 @@ import (
 // is ever overwritten, and a glob that matches nothing is fine.
 func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bool) error {
 	mainRoot := r.Git.MainRoot()
-	checkout := gitx.RealPath(mainRoot)
+	checkout := hostpath.RealPath(mainRoot)
 	for _, glob := range globs {
 		leaves := slices.Contains(outside, glob)
 		if leaves && !trusted {
@@ -46,10 +46,10 @@ func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bo
 			if !policy.LeavesCheckout(glob) {
 				rel, _ = filepath.Rel(mainRoot, src)
 			}
-			if rel == ".git" || gitx.Within(filepath.Join(mainRoot, rel), filepath.Join(mainRoot, ".git")) {
+			if rel == ".git" || hostpath.Within(filepath.Join(mainRoot, rel), filepath.Join(mainRoot, ".git")) {
 				continue
 			}
-			if dir := gitx.RealPath(filepath.Dir(src)); !leaves && !gitx.Within(dir, checkout) {
+			if dir := hostpath.RealPath(filepath.Dir(src)); !leaves && !hostpath.Within(dir, checkout) {
 				r.Warnf("not copying %s (worktree.copy %q): a symbolic link leads it out of the main checkout, to %s", rel, glob, dir)
 				continue
 			}

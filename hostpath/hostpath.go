@@ -1,4 +1,8 @@
-package gitx
+// Package hostpath says where a path on this machine really leads (every
+// symbolic link followed) and whether one lies within another: what the
+// trust gate, the healing of moved worktrees and the checks of a
+// worktree's .git file compare. It runs nothing and changes nothing.
+package hostpath
 
 import (
 	"cmp"
