@@ -15,9 +15,8 @@ import (
 
 // ListFilter picks envs for `git apex list`: each field "" picks all.
 type ListFilter struct {
-	Status string // active, preserved or destroyed
-	Mode   string // full, worktree or shared
-	Glob   string // a shell pattern on identities and link aliases
+	Mode string // full, worktree or shared
+	Glob string // a shell pattern on identities and link aliases
 }
 
 // Sorts are the keys `list --sort` takes.
@@ -34,7 +33,7 @@ func SelectEnvs(envs []service.Env, f ListFilter, key string) ([]service.Env, er
 	}
 	out := []service.Env{}
 	for _, e := range envs {
-		if (f.Status == "" || e.Status == f.Status) && (f.Mode == "" || e.Mode == f.Mode) && (f.Glob == "" || globMatches(f.Glob, e)) {
+		if (f.Mode == "" || e.Mode == f.Mode) && (f.Glob == "" || globMatches(f.Glob, e)) {
 			out = append(out, e)
 		}
 	}
