@@ -3,6 +3,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/api"
@@ -41,5 +43,12 @@ func mcpAction(c *cli.Context) error {
 	if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 		return err
 	}
-	return mcptools.Serve(c.Context, ".", appVersion(), repoOptions(c))
+	// Outside a repository and with no --repo, the client's roots say
+	// which repositories to serve.
+	opts := mcptools.Options{Version: appVersion(), Repo: repoOptions(c)}
+	if _, err := gitx.Open(c.Context, "."); err == nil {
+		opts.Repos = append(opts.Repos, ".")
+	}
+	opts.Repos = append(opts.Repos, c.StringSlice("repo")...)
+	return mcptools.Serve(c.Context, opts, os.Stdin, os.Stdout)
 }
