@@ -86,6 +86,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /api/openapi.json", serveOpenAPI)
 	mux.HandleFunc("POST /api/developer/workflows", s.createWorkflow)
 	mux.HandleFunc("GET /api/developer/workflows/{id}", s.getWorkflow)
+	mux.HandleFunc("GET /api/developer/workflows/{id}/output", s.workflowOutput)
 	mux.HandleFunc("GET /api/developer/worktrees", s.listWorktrees)
 	mux.HandleFunc("GET /api/developer/worktrees/{id}", s.getWorktree)
 	mux.HandleFunc("DELETE /api/developer/worktrees/{id}", s.deleteWorktree)

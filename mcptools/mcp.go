@@ -112,7 +112,8 @@ func (w Where) where() string { return w.Repository }
 
 // addTool adds the tool name, whose schemas are docs/schema/mcp/<name>.json:
 // its arguments are decoded into In, fn runs on the repository they name,
-// and what it returns is the structured result (and its JSON, the text).
+// and what it returns is the structured result (and its JSON, the text,
+// followed by what the call warned of).
 func addTool[In interface{ where() string }, Out any](server *mcp.Server, t *tools, name, description string,
 	hints *mcp.ToolAnnotations, fn func(context.Context, *service.Service, In) (Out, error)) {
 	input, output, err := schema.Tool(name)
@@ -146,8 +147,11 @@ func addTool[In interface{ where() string }, Out any](server *mcp.Server, t *too
 		if err != nil {
 			return nil, err
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}},
-			StructuredContent: json.RawMessage(data)}, nil
+		content := []mcp.Content{&mcp.TextContent{Text: string(data)}}
+		for _, w := range r.Warnings() {
+			content = append(content, &mcp.TextContent{Text: "warning: " + w})
+		}
+		return &mcp.CallToolResult{Content: content, StructuredContent: json.RawMessage(data)}, nil
 	})
 }
 
