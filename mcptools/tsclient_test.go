@@ -61,10 +61,7 @@ func TestTypeScriptClient(t *testing.T) {
 	env := testEnv(t)
 	if dockerReady(ctx) {
 		modes += ",full"
-		policy := "[container]\nimage = \"" + testImage + "\"\nnetwork = \"none\"\n"
-		if err := os.WriteFile(filepath.Join(dir, ".apex.toml"), []byte(policy), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writePolicy(t, dir)
 	} else {
 		t.Log("SKIPPED full mode: no Docker daemon with image " + testImage + " (.ci/run starts one)")
 	}
@@ -123,3 +120,5 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+func writeFile(name, content string) error { return os.WriteFile(name, []byte(content), 0o644) }
