@@ -28,6 +28,9 @@ func SelectEnvs(envs []service.Env, f ListFilter, key string) ([]service.Env, er
 	if _, err := path.Match(f.Glob, ""); err != nil {
 		return nil, fmt.Errorf("invalid pattern %q: %v", f.Glob, err)
 	}
+	if err := service.CheckMode("mode", f.Mode); err != nil {
+		return nil, err
+	}
 	if key != "" && !slices.Contains(Sorts, key) {
 		return nil, fmt.Errorf("invalid --sort %q: use %s", key, strings.Join(Sorts, ", "))
 	}

@@ -43,12 +43,10 @@ func mcpAction(c *cli.Context) error {
 	if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 		return err
 	}
-	// Outside a repository and with no --repo, the client's roots say
-	// which repositories to serve.
-	opts := mcptools.Options{Version: appVersion(), Repo: repoOptions(c)}
+	// Outside a repository and with no --repo, the client's roots are served.
+	opts := mcptools.Options{Version: appVersion(), Repo: repoOptions(c), Repos: c.StringSlice("repo")}
 	if _, err := gitx.Open(c.Context, "."); err == nil {
-		opts.Repos = append(opts.Repos, ".")
+		opts.Repos = append([]string{"."}, opts.Repos...)
 	}
-	opts.Repos = append(opts.Repos, c.StringSlice("repo")...)
 	return mcptools.Serve(c.Context, opts, os.Stdin, os.Stdout)
 }

@@ -35,9 +35,6 @@ func listCommand() *cli.Command {
 			if len(args) == 1 {
 				filter.Glob = args[0]
 			}
-			if err := service.CheckMode("mode", filter.Mode); err != nil {
-				return err
-			}
 			status := c.String("status")
 			if status == "" && c.Bool("all") {
 				status = service.All

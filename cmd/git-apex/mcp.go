@@ -13,9 +13,7 @@ func mcpCommand() *cli.Command {
 			"directory (when it is in one), every --repo, and the repositories of the client's roots; a call names one " +
 			"with `repository`, else works on the first. Register it with an agent as the command `git apex mcp` (the " +
 			"README shows how).",
-		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "repo", Usage: "serve the repository at `DIR` too (repeatable)"},
-		},
+		Flags:  []cli.Flag{&cli.StringSliceFlag{Name: "repo", Usage: "serve the repository at `DIR` too (repeatable)"}},
 		Action: mcpAction,
 	}
 }
