@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -94,26 +96,22 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		return nil, refuse("%s is no longer a git worktree; look inside it, move it away, then run `git apex list` to heal the record", env.Path)
 	}
 	if removeTree {
-		switch {
-		case wt.Path == worktrees[0].Path:
-			return nil, refuse("its path %s is the main checkout", wt.Path)
-		case wt.Locked:
-			return nil, refuse("its worktree is locked (%s); unlock it with `git worktree unlock %s` first", LockReason(wt), wt.Path)
-		case opts.Cwd != "" && gitx.Within(opts.Cwd, wt.Path) && !opts.Force:
-			return nil, refuse("your current directory is inside it; cd elsewhere, or run %s", forceHint)
+		// What its container made: no set-id file is left behind a
+		// refusal, and --force opens the directories it closed; what
+		// this user cannot delete at all stops the removal here.
+		d, err := sandbox.DisarmEnv(m.r, env, opts.Force)
+		if err != nil {
+			return nil, err
 		}
-		// Uncommitted changes are checked by git worktree remove itself,
-		// below; this checks what git would not.
-		if !opts.Force {
-			if wt.Branch == "" && wt.Head != "" {
-				n, err := lk.Unheld(ctx, wt.Head, "")
-				if err != nil {
-					return nil, err
-				}
-				if n > 0 {
-					return nil, refuse("its detached HEAD has %s that no branch or remote holds; create a branch for them, or run %s to discard them", words.Count(n, "commit"), forceHint)
-				}
+		stuck := d.Foreign
+		if opts.Force {
+			stuck = append(stuck, d.Closed...)
+		}
+		if len(stuck) > 0 {
+			for i, p := range stuck {
+				stuck[i] = filepath.Join(env.Path, p)
 			}
+			return nil, refuse("its container left what this user cannot delete (another user's directories, or closed ones): %s; delete them as root (`sudo rm -rf %s`), then run %s", strings.Join(stuck, ", "), strings.Join(stuck, " "), forceHint)
 		}
 	}
 	deleteBranch := opts.DeleteBranch && env.Branch != ""

@@ -11,9 +11,10 @@ import (
 )
 
 // HostSettings are the parts of a policy that run on the host or reach
-// into it: every command, the container's volumes, and copy globs that
-// leave the checkout. None of them is used until `git apex trust`
-// approves exactly these settings.
+// into it: every command, the container's volumes and its user (a user
+// other than the host's may be root, whose files in the mounted worktree
+// are root's on the host), and copy globs that leave the checkout. None
+// of them is used until `git apex trust` approves exactly these settings.
 type HostSettings struct {
 	Commands    map[string][]string `json:"commands"`     // by key, e.g. "worktree.setup"
 	Volumes     map[string]string   `json:"volumes"`      // host path -> container path
@@ -21,6 +22,8 @@ type HostSettings struct {
 	// Root is [worktree].root when it places environments outside the
 	// main checkout's parent directory (absolute, or climbing above it).
 	Root string `json:"root,omitempty"`
+	// User is [container].user when it is not "host".
+	User string `json:"user,omitempty"`
 }
 
 // HostSettings collects the policy's host settings.
@@ -46,6 +49,9 @@ func (p *Policy) HostSettings() HostSettings {
 	if root := filepath.Clean(p.Worktree.Root); filepath.IsAbs(root) || root == "../.." || strings.HasPrefix(root, "../../") {
 		h.Root = p.Worktree.Root
 	}
+	if p.Container.User != "host" {
+		h.User = p.Container.User
+	}
 	return h
 }
 
@@ -58,7 +64,7 @@ func LeavesCheckout(glob string) bool {
 
 // Empty reports whether there is nothing to approve.
 func (h HostSettings) Empty() bool {
-	return len(h.Commands) == 0 && len(h.Volumes) == 0 && len(h.CopyOutside) == 0 && h.Root == ""
+	return len(h.Commands) == 0 && len(h.Volumes) == 0 && len(h.CopyOutside) == 0 && h.Root == "" && h.User == ""
 }
 
 // Hash identifies exactly these settings: any change gives another hash.
@@ -89,6 +95,9 @@ func (h HostSettings) Lines() []string {
 	}
 	if h.Root != "" {
 		lines = append(lines, "worktree.root: "+h.Root)
+	}
+	if h.User != "" {
+		lines = append(lines, "container.user: "+h.User)
 	}
 	return lines
 }

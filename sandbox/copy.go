@@ -75,7 +75,7 @@ func (s *Sandbox) CopyFiles(ctx context.Context, ctr string, paths []string, pol
 	if err != nil {
 		return err
 	}
-	user, err := s.user(ctx, pol)
+	user, _, err := s.user(ctx, pol)
 	if err != nil {
 		return err
 	}

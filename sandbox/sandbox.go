@@ -166,7 +166,7 @@ func (s *Sandbox) Exists() bool { return gitx.Exists(s.gitfile()) }
 // and it is made for copy mode (shallow, its objects its own: see "Copy
 // mode") when the policy's containers get their files by copy.
 func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) error {
-	owner, err := s.user(ctx, pol)
+	owner, _, err := s.user(ctx, pol)
 	if err != nil {
 		return err
 	}

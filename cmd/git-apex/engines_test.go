@@ -89,8 +89,9 @@ func (e *testEngine) removeContainers(dir string) {
 // condition adds [docker] (the engine answers and has the test image),
 // [bridge] (and has its default bridge network), [mount] (read-only bind
 // mounts can be made), [sshd] (an sshd the script can start),
-// [dockerd] (a private dockerd the script can start) and [rootless] (a
-// rootless podman the script can start: cmdRootless).
+// [dockerd] (a private dockerd the script can start), [rootless] (a
+// rootless podman the script can start: cmdRootless) and [root] (the
+// test runs as root, and may give files to other users).
 func (e *testEngine) condition(cond string) (bool, error) {
 	switch cond {
 	case "docker":
@@ -105,6 +106,8 @@ func (e *testEngine) condition(cond string) (bool, error) {
 		return haveDockerd(), nil
 	case "rootless":
 		return haveRootless(), nil
+	case "root":
+		return os.Getuid() == 0, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
