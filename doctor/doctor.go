@@ -114,6 +114,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		}
 	}
 	out = append(out, d.checkContainers(ctx, envs, fix)...)
+	out = append(out, checkPlanted(envs)...)
 	root := pol.EnvRoot(d.r.Git.MainRoot())
 	for _, wt := range worktrees[1:] {
 		switch {
@@ -168,6 +169,23 @@ func (d *Doctor) checkContainers(ctx context.Context, envs []*state.Env, fix boo
 			}
 		case st == "missing":
 			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "its container was deleted by hand; `git apex doctor --fix` or `git apex exec` makes it again"})
+		}
+	}
+	return out
+}
+
+// checkPlanted reports, in each live full env's worktree, the nested
+// repositories, .git entries and git directories its container planted
+// (sandbox.PlantedAnywhere): a problem doctor leaves to the user, who
+// may want to look first.
+func checkPlanted(envs []*state.Env) []Finding {
+	var out []Finding
+	for _, e := range envs {
+		if !e.Contained() || !e.Live() {
+			continue
+		}
+		if found := sandbox.PlantedAnywhere(e.Path); len(found) > 0 {
+			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: sandbox.DescribePlanted(e.Path, found)})
 		}
 	}
 	return out

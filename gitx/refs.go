@@ -156,6 +156,10 @@ type Standing struct {
 	Counted bool // Ahead and Behind are known
 	Ahead   int  // commits on the branch that the base lacks
 	Behind  int  // commits on the base that the branch lacks
+	// UntrackedDirs are the untracked directories git named (with a
+	// trailing slash), slash-separated and relative to the working tree:
+	// where a nested repository would show.
+	UntrackedDirs []string
 }
 
 // StatusOptions say what Status reads.
@@ -208,6 +212,9 @@ func parseStatusV2(out string) Standing {
 			}
 		case strings.HasPrefix(f, "? "):
 			s.Untracked++
+			if strings.HasSuffix(f, "/") {
+				s.UntrackedDirs = append(s.UntrackedDirs, f[2:])
+			}
 		case strings.HasPrefix(f, "u "):
 			s.Modified++
 		case strings.HasPrefix(f, "1 "), strings.HasPrefix(f, "2 "):

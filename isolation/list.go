@@ -12,6 +12,7 @@ import (
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/merged"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -29,6 +30,10 @@ type Listed struct {
 	// missing, ...; "unknown" when no runtime answers.
 	Container string
 	Problem   string // what could not be read
+	// Planted are the nested repositories and git directories a full
+	// env's container planted where git status saw untracked directories
+	// (sandbox.Planted), relative to its worktree; list warns of them.
+	Planted []string
 }
 
 // List returns the envs with their links, oldest first, after healing
@@ -137,6 +142,11 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 		})
 	}
 	err = g.Wait()
+	for _, l := range listed {
+		if len(l.Planted) > 0 {
+			m.r.Warnf("%s: %s", l.Env.Identity, sandbox.DescribePlanted(l.Env.Path, l.Planted))
+		}
+	}
 	if !subset {
 		cleanstat.In(m.r.Git.ApexDir()).Prune(liveIDs)
 	}
@@ -165,6 +175,9 @@ func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, more 
 		return nil
 	}
 	l.Changes, l.Counted, l.Ahead, l.Behind = &st.Changes, st.Counted, st.Ahead, st.Behind
+	if e.Contained() {
+		l.Planted = sandbox.Planted(e.Path, st.UntrackedDirs)
+	}
 	if cached {
 		statuses.Keep(e.ID, snap, !st.Dirty(), cleanstat.Counts{Counted: st.Counted, Ahead: st.Ahead, Behind: st.Behind})
 	}

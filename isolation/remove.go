@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -95,23 +93,9 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	if removeTree && !found {
 		return nil, refuse("%s is no longer a git worktree; look inside it, move it away, then run `git apex list` to heal the record", env.Path)
 	}
-	if removeTree {
-		// What its container made: no set-id file is left behind a
-		// refusal, and --force opens the directories it closed; what
-		// this user cannot delete at all stops the removal here.
-		d, err := sandbox.DisarmEnv(m.r, env, opts.Force)
-		if err != nil {
+	if removeTree { // what its container made: nothing set-id stays, nothing undeletable starts it
+		if err := sandbox.DisarmForRemoval(m.r, env, opts.Force); err != nil {
 			return nil, err
-		}
-		stuck := d.Foreign
-		if opts.Force {
-			stuck = append(stuck, d.Closed...)
-		}
-		if len(stuck) > 0 {
-			for i, p := range stuck {
-				stuck[i] = filepath.Join(env.Path, p)
-			}
-			return nil, refuse("its container left what this user cannot delete (another user's directories, or closed ones): %s; delete them as root (`sudo rm -rf %s`), then run %s", strings.Join(stuck, ", "), strings.Join(stuck, " "), forceHint)
 		}
 	}
 	deleteBranch := opts.DeleteBranch && env.Branch != ""

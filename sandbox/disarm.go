@@ -1,9 +1,13 @@
 package sandbox
 
 import (
+	"fmt"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
@@ -43,8 +47,45 @@ func DisarmEnv(r *repo.Repo, env *state.Env, open bool) (Disarmed, error) {
 	}
 	d, err := OfEnv(r, env).Disarm(open)
 	if len(d.Cleared) > 0 {
-		sort.Strings(d.Cleared)
-		r.Warnf("%s: cleared the set-user-id and set-group-id bits its container put on %s", env.Identity, strings.Join(d.Cleared, ", "))
+		names := make([]string, len(d.Cleared))
+		for i, p := range d.Cleared {
+			names[i] = strconv.Quote(p)
+		}
+		sort.Strings(names)
+		r.Warnf("%s: cleared the set-user-id and set-group-id bits its container put on %s", env.Identity, strings.Join(names, ", "))
 	}
 	return d, err
+}
+
+// DisarmForRemoval is DisarmEnv before a removal, opening the user's
+// closed directories when forced, and refuses (exit 3, before anything
+// is removed) naming what its container left that this user cannot
+// delete: another user's directories (root's, from a container run as
+// root), and closed ones that could not be opened.
+func DisarmForRemoval(r *repo.Repo, env *state.Env, force bool) error {
+	d, err := DisarmEnv(r, env, force)
+	if err != nil {
+		return err
+	}
+	stuck := d.Foreign
+	if force {
+		stuck = append(stuck, d.Closed...)
+	}
+	if len(stuck) == 0 {
+		return nil
+	}
+	names, cmds := make([]string, len(stuck)), make([]string, len(stuck))
+	for i, p := range stuck {
+		names[i], cmds[i] = strconv.Quote(filepath.Join(env.Path, p)), RemoveCommand(env.Path, p)
+		if cmds[i] == "" {
+			cmds = nil // a name with control characters: no command to paste
+			break
+		}
+	}
+	how := "delete them as root"
+	if cmds != nil {
+		how = fmt.Sprintf("delete them as root (`sudo %s`)", strings.Join(cmds, "; sudo "))
+	}
+	return exitcode.New(exitcode.Refused, "cannot remove %s: its container left what this user cannot delete (another user's directories, or closed ones): %s; %s, then run `git apex remove --force %s`",
+		env.Identity, strings.Join(names, ", "), how, env.Identity)
 }
