@@ -1,9 +1,13 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -55,4 +59,76 @@ func TestDisarm(t *testing.T) {
 			t.Errorf("%s: mode %v (%v), want %v", path, info.Mode(), err, want)
 		}
 	}
+}
+
+// TestDisarmAsAnotherUser: run as an unprivileged user (uid 2345), Disarm
+// opens that user's closed directories and names another user's, which
+// that user cannot empty. It needs root, to make both.
+func TestDisarmAsAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root, to give files to uid 2345")
+	}
+	base, err := os.MkdirTemp("", "apex-disarm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	program, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := filepath.Join(base, "sandbox.test")
+	wt := filepath.Join(base, "wt")
+	for _, step := range []error{
+		os.Chmod(base, 0o755),
+		os.WriteFile(self, program, 0o755),
+		os.MkdirAll(filepath.Join(wt, "mine", "sub"), 0o755),
+		os.MkdirAll(filepath.Join(wt, "roots"), 0o755),
+		os.WriteFile(filepath.Join(wt, "roots", "f"), nil, 0o644),
+		os.WriteFile(filepath.Join(wt, "p"), nil, 0o755),
+		filepath.WalkDir(wt, func(p string, _ os.DirEntry, err error) error {
+			if err != nil || strings.Contains(p, "roots") {
+				return err
+			}
+			return os.Lchown(p, 2345, 2345)
+		}),
+		os.Chmod(filepath.Join(wt, "p"), 0o755|os.ModeSetuid),
+		os.Chmod(filepath.Join(wt, "mine", "sub"), 0),
+		os.Chmod(filepath.Join(wt, "mine"), 0),
+	} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	cmd := exec.Command(self, "-test.run=^TestDisarmHelper$")
+	cmd.Env = append(os.Environ(), "APEX_DISARM_DIR="+wt)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 2345, Gid: 2345}}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var d Disarmed
+	line, _, _ := strings.Cut(string(out), "\n")
+	if err := json.Unmarshal([]byte(line), &d); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	slices.Sort(d.Opened)
+	if !slices.Equal(d.Cleared, []string{"p"}) || !slices.Equal(d.Opened, []string{"mine", "mine/sub"}) ||
+		!slices.Equal(d.Foreign, []string{"roots"}) || len(d.Closed) != 0 {
+		t.Errorf("as uid 2345: %+v", d)
+	}
+}
+
+// TestDisarmHelper is TestDisarmAsAnotherUser's other user.
+func TestDisarmHelper(t *testing.T) {
+	dir := os.Getenv("APEX_DISARM_DIR")
+	if dir == "" {
+		t.Skip("run by TestDisarmAsAnotherUser")
+	}
+	d, err := disarm(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(d)
+	os.Stdout.Write(append(data, '\n'))
 }
