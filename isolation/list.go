@@ -30,10 +30,6 @@ type Listed struct {
 	// missing, ...; "unknown" when no runtime answers.
 	Container string
 	Problem   string // what could not be read
-	// Planted are the nested repositories and git directories a full
-	// env's container planted where git status saw untracked directories
-	// (sandbox.Planted), relative to its worktree; list warns of them.
-	Planted []string
 }
 
 // List returns the envs with their links, oldest first, after healing
@@ -142,11 +138,6 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 		})
 	}
 	err = g.Wait()
-	for _, l := range listed {
-		if len(l.Planted) > 0 {
-			m.r.Warnf("%s: %s", l.Env.Identity, sandbox.DescribePlanted(l.Env.Path, l.Planted))
-		}
-	}
 	if !subset {
 		cleanstat.In(m.r.Git.ApexDir()).Prune(liveIDs)
 	}
@@ -175,8 +166,8 @@ func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, more 
 		return nil
 	}
 	l.Changes, l.Counted, l.Ahead, l.Behind = &st.Changes, st.Counted, st.Ahead, st.Behind
-	if e.Contained() {
-		l.Planted = sandbox.Planted(e.Path, st.UntrackedDirs)
+	if e.Contained() { // at no cost: git status named the directories
+		sandbox.WarnPlanted(m.r, e, st.UntrackedDirs)
 	}
 	if cached {
 		statuses.Keep(e.ID, snap, !st.Dirty(), cleanstat.Counts{Counted: st.Counted, Ahead: st.Ahead, Behind: st.Behind})

@@ -93,7 +93,28 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	if removeTree && !found {
 		return nil, refuse("%s is no longer a git worktree; look inside it, move it away, then run `git apex list` to heal the record", env.Path)
 	}
-	if removeTree { // what its container made: nothing set-id stays, nothing undeletable starts it
+	if removeTree {
+		switch {
+		case wt.Path == worktrees[0].Path:
+			return nil, refuse("its path %s is the main checkout", wt.Path)
+		case wt.Locked:
+			return nil, refuse("its worktree is locked (%s); unlock it with `git worktree unlock %s` first", wt.WhyLocked(), wt.Path)
+		case opts.Cwd != "" && gitx.Within(opts.Cwd, wt.Path) && !opts.Force:
+			return nil, refuse("your current directory is inside it; cd elsewhere, or run %s", forceHint)
+		}
+		// Uncommitted changes are checked by git worktree remove itself,
+		// below; this checks what git would not.
+		if !opts.Force {
+			if wt.Branch == "" && wt.Head != "" {
+				n, err := lk.Unheld(ctx, wt.Head, "")
+				if err != nil {
+					return nil, err
+				}
+				if n > 0 {
+					return nil, refuse("its detached HEAD has %s that no branch or remote holds; create a branch for them, or run %s to discard them", words.Count(n, "commit"), forceHint)
+				}
+			}
+		}
 		if err := sandbox.DisarmForRemoval(m.r, env, opts.Force); err != nil {
 			return nil, err
 		}
@@ -183,12 +204,4 @@ func checkBranchHeld(ctx context.Context, lk *gitx.Locked, env *state.Env) error
 		return fmt.Errorf("branch %s has %s not in %s, any other branch or a remote", env.Branch, words.Count(n, "commit"), env.Base)
 	}
 	return nil
-}
-
-// LockReason is why a worktree is locked, for messages.
-func LockReason(wt gitx.Worktree) string {
-	if wt.LockReason == "" {
-		return "no reason given"
-	}
-	return wt.LockReason
 }

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/state"
 )
 
 // A container can plant, in its worktree, what git on the host obeys as
@@ -111,6 +114,15 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// WarnPlanted warns of what Planted finds among dirs in a full env's
+// worktree; list calls it with the untracked directories its git status
+// reported.
+func WarnPlanted(r *repo.Repo, env *state.Env, dirs []string) {
+	if found := Planted(env.Path, dirs); len(found) > 0 {
+		r.Warnf("%s: %s", env.Identity, DescribePlanted(env.Path, found))
+	}
 }
 
 // DescribePlanted says what Planted found in an env's worktree, with the

@@ -7,7 +7,6 @@ import (
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
-	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
@@ -113,7 +112,7 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 	for _, wt := range worktrees[1:] {
 		switch {
 		case wt.Prunable && wt.Locked:
-			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "directory gone, but locked: " + isolation.LockReason(wt)})
+			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "directory gone, but locked: " + wt.WhyLocked()})
 		case wt.Prunable:
 			prunable = true
 			action := "pruned"
@@ -123,7 +122,7 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 			items = append(items, GCItem{Action: action, Path: wt.Path, Reason: "git's registration of a deleted worktree"})
 		case known[gitx.RealPath(wt.Path)] || !gitx.Within(wt.Path, root):
 		case wt.Locked:
-			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "unknown worktree, locked: " + isolation.LockReason(wt)})
+			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "unknown worktree, locked: " + wt.WhyLocked()})
 		default:
 			items = append(items, sw.Adopt(ctx, wt, worktrees[0].Branch, opts))
 		}
