@@ -41,7 +41,8 @@ func New(r *repo.Repo) *Doctor {
 // they drift apart. With fix it repairs what is safe: envs whose
 // worktree was deleted, moved or switched by hand, and git's
 // registrations of deleted worktrees. Unknown worktrees, directories that
-// are no longer worktrees and git's lock files are only reported. The
+// are no longer worktrees, git's lock files and the nested repositories
+// a container planted in a full env's worktree are only reported. The
 // hooks' findings come last.
 func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	var out []Finding
