@@ -158,7 +158,8 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 		err := p.r.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
 		why := ""
 		if err == nil && contained {
-			why = tainted(s.Path)
+			owner, _ := p.r.HostUser()
+			why = tainted(s.Path, owner)
 		}
 		switch {
 		case err == nil && why == "":
