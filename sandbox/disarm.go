@@ -19,7 +19,8 @@ type Disarmed struct {
 	Opened  []string // directories of the user's it gave back read, enter and write rights to
 	Closed  []string // directories it could not enter (another user's, closed to this one)
 	// Foreign are the directories another user owns (root, for a
-	// container run as root), which this user, not root, cannot empty.
+	// container run as root) that this user, not root, cannot empty:
+	// not empty, and not open to this user's writes.
 	Foreign []string
 }
 

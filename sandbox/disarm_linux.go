@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,7 +52,7 @@ func (w *disarmer) walk(fd int, rel string) {
 				w.d.Cleared = append(w.d.Cleared, path)
 			}
 		case unix.S_IFDIR:
-			if w.uid != 0 && st.Uid != w.uid {
+			if w.uid != 0 && st.Uid != w.uid && !emptiable(fd, name) {
 				w.d.Foreign = append(w.d.Foreign, path)
 				continue
 			}
@@ -66,6 +67,22 @@ func (w *disarmer) walk(fd int, rel string) {
 			w.walk(sub, path)
 		}
 	}
+}
+
+// emptiable reports whether this user can delete what the directory name
+// beneath fd holds: nothing, or it may write and enter it.
+func emptiable(fd int, name string) bool {
+	if unix.Faccessat(fd, name, unix.W_OK|unix.X_OK, 0) == nil {
+		return true
+	}
+	sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(sub), name)
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return err == io.EOF
 }
 
 // chmod changes the mode of the entry name beneath fd, if it still is of

@@ -62,8 +62,9 @@ func TestDisarm(t *testing.T) {
 }
 
 // TestDisarmAsAnotherUser: run as an unprivileged user (uid 2345), Disarm
-// opens that user's closed directories and names another user's, which
-// that user cannot empty. It needs root, to make both.
+// opens that user's closed directories and names another user's that
+// that user cannot empty (not an empty one, nor one open to all). It
+// needs root, to make them.
 func TestDisarmAsAnotherUser(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root, to give files to uid 2345")
@@ -85,9 +86,12 @@ func TestDisarmAsAnotherUser(t *testing.T) {
 		os.MkdirAll(filepath.Join(wt, "mine", "sub"), 0o755),
 		os.MkdirAll(filepath.Join(wt, "roots"), 0o755),
 		os.WriteFile(filepath.Join(wt, "roots", "f"), nil, 0o644),
+		os.Mkdir(filepath.Join(wt, "roots-empty"), 0o755),
+		os.MkdirAll(filepath.Join(wt, "roots-open", "sub"), 0o755),
+		os.Chmod(filepath.Join(wt, "roots-open"), 0o777),
 		os.WriteFile(filepath.Join(wt, "p"), nil, 0o755),
 		filepath.WalkDir(wt, func(p string, _ os.DirEntry, err error) error {
-			if err != nil || strings.Contains(p, "roots") {
+			if err != nil || strings.Contains(p, "roots") && !strings.HasSuffix(p, "sub") {
 				return err
 			}
 			return os.Lchown(p, 2345, 2345)
