@@ -90,8 +90,9 @@ func (e *testEngine) removeContainers(dir string) {
 // [bridge] (and has its default bridge network), [mount] (read-only bind
 // mounts can be made), [sshd] (an sshd the script can start),
 // [dockerd] (a private dockerd the script can start), [rootless] (a
-// rootless podman the script can start: cmdRootless) and [root] (the
-// test runs as root, and may give files to other users).
+// rootless podman the script can start: cmdRootless), [root] (the
+// test runs as root, and may give files to other users) and [asuser]
+// (git-apex can be run as uid 2345 against the engine: canRunAsUser).
 func (e *testEngine) condition(cond string) (bool, error) {
 	switch cond {
 	case "docker":
@@ -108,6 +109,8 @@ func (e *testEngine) condition(cond string) (bool, error) {
 		return haveRootless(), nil
 	case "root":
 		return os.Getuid() == 0, nil
+	case "asuser":
+		return e.ready() && canRunAsUser(e.host), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
