@@ -9,6 +9,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
@@ -115,7 +116,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		}
 	}
 	out = append(out, d.checkContainers(ctx, envs, fix)...)
-	out = append(out, checkPlanted(envs)...)
+	out = append(out, d.checkPlanted(ctx, envs)...)
 	root := pol.EnvRoot(d.r.Git.MainRoot())
 	for _, wt := range worktrees[1:] {
 		switch {
@@ -176,16 +177,30 @@ func (d *Doctor) checkContainers(ctx context.Context, envs []*state.Env, fix boo
 }
 
 // checkPlanted reports, in each live full env's worktree, the nested
-// repositories, .git entries and git directories its container planted
-// (sandbox.PlantedAnywhere): a problem doctor leaves to the user, who
-// may want to look first.
-func checkPlanted(envs []*state.Env) []Finding {
+// repositories, .git entries and untracked git directories its container
+// planted (sandbox.PlantedAnywhere): a problem doctor leaves to the user,
+// who may want to look first. What is untracked comes from one git
+// status, where git may run (else every git directory counts).
+func (d *Doctor) checkPlanted(ctx context.Context, envs []*state.Env) []Finding {
 	var out []Finding
 	for _, e := range envs {
 		if !e.Contained() || !e.Live() {
 			continue
 		}
-		if found := sandbox.PlantedAnywhere(e.Path); len(found) > 0 {
+		untracked := func(string) bool { return true }
+		if heal.CheckGitfile(d.r, e) == nil {
+			if st, err := d.r.Git.Status(ctx, e.Path, gitx.StatusOptions{Contained: true}); err == nil {
+				untracked = func(rel string) bool {
+					for _, dir := range st.UntrackedDirs {
+						if strings.HasPrefix(rel+"/", dir) {
+							return true
+						}
+					}
+					return false
+				}
+			}
+		}
+		if found := sandbox.PlantedAnywhere(e.Path, untracked); len(found) > 0 {
 			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: sandbox.DescribePlanted(e.Path, found)})
 		}
 	}

@@ -37,8 +37,11 @@ func Planted(worktree string, dirs []string) []string {
 }
 
 // PlantedAnywhere walks the whole worktree (never following a link) for
-// .git entries below its top and git directories, at any depth.
-func PlantedAnywhere(worktree string) []string {
+// .git entries below its top (git tracks none) and git directories, at
+// any depth; a git directory counts when untracked says its path (slash-
+// separated, relative to the worktree) is not tracked: a repository may
+// commit a bare one as a test fixture.
+func PlantedAnywhere(worktree string, untracked func(rel string) bool) []string {
 	var found []string
 	filepath.WalkDir(worktree, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || p == worktree {
@@ -54,7 +57,7 @@ func PlantedAnywhere(worktree string) []string {
 			if e.IsDir() {
 				return fs.SkipDir
 			}
-		case e.IsDir() && isGitDir(p):
+		case e.IsDir() && isGitDir(p) && untracked(rel):
 			found = append(found, rel)
 			return fs.SkipDir
 		}
