@@ -191,8 +191,8 @@ func (d *Doctor) checkPlanted(ctx context.Context, envs []*state.Env) []Finding 
 		if heal.CheckGitfile(d.r, e) == nil {
 			if st, err := d.r.Git.Status(ctx, e.Path, gitx.StatusOptions{Contained: true}); err == nil {
 				untracked = func(rel string) bool {
-					for _, dir := range st.UntrackedDirs {
-						if strings.HasPrefix(rel+"/", dir) {
+					for _, dir := range st.UntrackedPaths {
+						if strings.HasSuffix(dir, "/") && strings.HasPrefix(rel+"/", dir) {
 							return true
 						}
 					}

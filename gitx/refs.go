@@ -153,13 +153,10 @@ func (r *Repo) MergedInto(ctx context.Context, base string) (map[string]string, 
 // stands against a base.
 type Standing struct {
 	Changes
-	Counted bool // Ahead and Behind are known
-	Ahead   int  // commits on the branch that the base lacks
-	Behind  int  // commits on the base that the branch lacks
-	// UntrackedDirs are the untracked directories git named (with a
-	// trailing slash), slash-separated and relative to the working tree:
-	// where a nested repository would show.
-	UntrackedDirs []string
+	Counted        bool     // Ahead and Behind are known
+	Ahead          int      // commits on the branch that the base lacks
+	Behind         int      // commits on the base that the branch lacks
+	UntrackedPaths []string // what git named untracked, relative and slash-separated: "dir/" for a directory
 }
 
 // StatusOptions say what Status reads.
@@ -211,10 +208,7 @@ func parseStatusV2(out string) Standing {
 				s.Counted, s.Ahead, s.Behind = true, a, b
 			}
 		case strings.HasPrefix(f, "? "):
-			s.Untracked++
-			if strings.HasSuffix(f, "/") {
-				s.UntrackedDirs = append(s.UntrackedDirs, f[2:])
-			}
+			s.Untracked, s.UntrackedPaths = s.Untracked+1, append(s.UntrackedPaths, f[2:])
 		case strings.HasPrefix(f, "u "):
 			s.Modified++
 		case strings.HasPrefix(f, "1 "), strings.HasPrefix(f, "2 "):

@@ -25,14 +25,6 @@ type Worktree struct {
 	Prunable   bool // git's own verdict: its directory is gone
 }
 
-// WhyLocked is why the worktree is locked, for messages.
-func (w Worktree) WhyLocked() string {
-	if w.LockReason == "" {
-		return "no reason given"
-	}
-	return w.LockReason
-}
-
 // Worktrees lists every worktree of the repository, the main checkout first.
 func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 	out, err := r.readIn(ctx, r.CommonDir, "worktree", "list", "--porcelain", "-z")

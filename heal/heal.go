@@ -78,6 +78,14 @@ func (d Drift) Describe(env *state.Env) string {
 	return ""
 }
 
+// LockReason is why a worktree is locked, for messages.
+func LockReason(wt gitx.Worktree) string {
+	if wt.LockReason == "" {
+		return "no reason given"
+	}
+	return wt.LockReason
+}
+
 // One compares a live env with git's worktrees and repairs what it
 // safely can: a worktree moved with `git worktree move` is followed, a
 // branch switched by hand is recorded, and an env whose directory is gone

@@ -167,7 +167,7 @@ func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, more 
 	}
 	l.Changes, l.Counted, l.Ahead, l.Behind = &st.Changes, st.Counted, st.Ahead, st.Behind
 	if e.Contained() { // at no cost: git status named the directories
-		sandbox.WarnPlanted(m.r, e, st.UntrackedDirs)
+		sandbox.WarnPlanted(m.r, e, st.UntrackedPaths)
 	}
 	if cached {
 		statuses.Keep(e.ID, snap, !st.Dirty(), cleanstat.Counts{Counted: st.Counted, Ahead: st.Ahead, Behind: st.Behind})

@@ -98,7 +98,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		case wt.Path == worktrees[0].Path:
 			return nil, refuse("its path %s is the main checkout", wt.Path)
 		case wt.Locked:
-			return nil, refuse("its worktree is locked (%s); unlock it with `git worktree unlock %s` first", wt.WhyLocked(), wt.Path)
+			return nil, refuse("its worktree is locked (%s); unlock it with `git worktree unlock %s` first", heal.LockReason(wt), wt.Path)
 		case opts.Cwd != "" && gitx.Within(opts.Cwd, wt.Path) && !opts.Force:
 			return nil, refuse("your current directory is inside it; cd elsewhere, or run %s", forceHint)
 		}

@@ -24,20 +24,21 @@ type Disarmed struct {
 	Foreign []string
 }
 
-// Disarm makes what a container wrote in its mounted worktree harmless on
-// the host, after each exec, shell and batch task and before a removal:
-// a file the container made set-user-id or set-group-id (`chmod 4755`) is
-// one any host user could run as its owner, so those bits are cleared
-// everywhere in the worktree. With open it also gives the user back the
-// directories of theirs that the container closed (`chmod 0`), so that a
-// removal can delete them. It walks the whole worktree, never following a
-// link. In copy mode the files are the host's own writes (never set-id),
-// and nothing is done.
-func (s *Sandbox) Disarm(open bool) (Disarmed, error) {
-	if s.Copied() || !gitx.Exists(s.worktree) {
+// Disarm makes what a container wrote in the worktree it had mounted at
+// dir harmless on the host, after each exec, shell and batch task and
+// before a removal: a file the container made set-user-id or
+// set-group-id (`chmod 4755`) is one any host user could run as its
+// owner, so those bits are cleared everywhere in the worktree. With open
+// it also gives the user back the directories of theirs that the
+// container closed (`chmod 0`), so that a removal can delete them. It
+// walks the whole worktree, never following a link. A copy-mode
+// container's worktree needs none of it: its files are the host's own
+// writes, never set-id.
+func Disarm(dir string, open bool) (Disarmed, error) {
+	if !gitx.Exists(dir) {
 		return Disarmed{}, nil
 	}
-	return disarm(s.worktree, open)
+	return disarm(dir, open)
 }
 
 // DisarmEnv is Disarm for a full env's worktree, with what it cleared
@@ -46,7 +47,10 @@ func DisarmEnv(r *repo.Repo, env *state.Env, open bool) (Disarmed, error) {
 	if !env.Contained() || !env.Live() {
 		return Disarmed{}, nil
 	}
-	d, err := OfEnv(r, env).Disarm(open)
+	if OfEnv(r, env).Copied() {
+		return Disarmed{}, nil
+	}
+	d, err := Disarm(env.Path, open)
 	if len(d.Cleared) > 0 {
 		names := make([]string, len(d.Cleared))
 		for i, p := range d.Cleared {

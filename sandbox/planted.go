@@ -18,15 +18,15 @@ import (
 // file naming a git directory it made, or such a git directory. git-apex
 // never runs git inside them; list and doctor report them.
 
-// Planted returns which of dirs (untracked directories of the worktree,
-// slash-separated, as git status names them) is a nested repository
-// (holds a .git) or a git directory, as paths relative to the worktree.
-// It looks at names only: nothing is opened.
-func Planted(worktree string, dirs []string) []string {
+// Planted returns which of the untracked paths git status named in the
+// worktree (slash-separated, "dir/" for a directory) is a directory that
+// is a nested repository (holds a .git) or a git directory, as paths
+// relative to the worktree. It looks at names only: nothing is opened.
+func Planted(worktree string, untracked []string) []string {
 	var found []string
-	for _, d := range dirs {
-		d = strings.TrimSuffix(d, "/")
-		if d == "" || d == "." {
+	for _, d := range untracked {
+		d, isDir := strings.CutSuffix(d, "/")
+		if !isDir || d == "" || d == "." {
 			continue
 		}
 		if p := plantedAt(worktree, d); p != "" {
@@ -119,11 +119,10 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// WarnPlanted warns of what Planted finds among dirs in a full env's
-// worktree; list calls it with the untracked directories its git status
-// reported.
-func WarnPlanted(r *repo.Repo, env *state.Env, dirs []string) {
-	if found := Planted(env.Path, dirs); len(found) > 0 {
+// WarnPlanted warns of what Planted finds in a full env's worktree; list
+// calls it with the untracked paths its git status reported.
+func WarnPlanted(r *repo.Repo, env *state.Env, untracked []string) {
+	if found := Planted(env.Path, untracked); len(found) > 0 {
 		r.Warnf("%s: %s", env.Identity, DescribePlanted(env.Path, found))
 	}
 }

@@ -112,7 +112,7 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 	for _, wt := range worktrees[1:] {
 		switch {
 		case wt.Prunable && wt.Locked:
-			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "directory gone, but locked: " + wt.WhyLocked()})
+			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "directory gone, but locked: " + heal.LockReason(wt)})
 		case wt.Prunable:
 			prunable = true
 			action := "pruned"
@@ -122,7 +122,7 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 			items = append(items, GCItem{Action: action, Path: wt.Path, Reason: "git's registration of a deleted worktree"})
 		case known[gitx.RealPath(wt.Path)] || !gitx.Within(wt.Path, root):
 		case wt.Locked:
-			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "unknown worktree, locked: " + wt.WhyLocked()})
+			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "unknown worktree, locked: " + heal.LockReason(wt)})
 		default:
 			items = append(items, sw.Adopt(ctx, wt, worktrees[0].Branch, opts))
 		}

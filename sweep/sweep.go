@@ -182,7 +182,7 @@ func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.En
 	case env.Mode == string(policy.Shared) || !ok:
 		return ""
 	case wt.Locked:
-		return "its worktree is locked (" + wt.WhyLocked() + ")"
+		return "its worktree is locked (" + heal.LockReason(wt) + ")"
 	case cwd != "" && gitx.Within(cwd, wt.Path):
 		return "your current directory is inside it"
 	}
