@@ -27,6 +27,7 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/repo"
 )
 
@@ -292,5 +293,5 @@ func realRoot(ctx context.Context, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return gitx.RealPath(g.MainRoot()), nil
+	return hostpath.RealPath(g.MainRoot()), nil
 }

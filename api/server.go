@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/service"
 )
@@ -135,7 +136,7 @@ func (s *server) pick(ctx context.Context, named string, mayClone bool) (string,
 	if !filepath.IsAbs(named) {
 		return "", &service.FieldError{Field: "repository", Err: fmt.Errorf("repository %q is not an absolute path", named)}
 	}
-	real := gitx.RealPath(named)
+	real := hostpath.RealPath(named)
 	for _, root := range roots {
 		if real == root {
 			return root, nil

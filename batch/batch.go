@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostexec"
+	"github.com/git-apex/git-apex/nofollow"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
@@ -452,18 +455,33 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 	return pl, nil
 }
 
-// writeFiles writes a task's files into dir.
+// writeFiles writes a task's files into dir, following no symbolic link:
+// a committed link (or one a container planted) named by a file, or on
+// the way to it, would make the host write wherever it points. Every
+// file is checked before any is written, so a refused one leaves the
+// others unwritten.
 func writeFiles(dir string, files map[string]string) error {
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
+	names := slices.Sorted(maps.Keys(files))
+	for _, name := range names {
+		if err := nofollow.Check(dir, name); err != nil {
+			return fileRefused(name, err)
 		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			return err
+	}
+	for _, name := range names {
+		if err := nofollow.WriteFile(dir, name, []byte(files[name]), 0o644); err != nil {
+			return fileRefused(name, err)
 		}
 	}
 	return nil
+}
+
+// fileRefused says why a task's file was not written.
+func fileRefused(name string, err error) error {
+	var e *nofollow.Error
+	if errors.As(err, &e) {
+		return fmt.Errorf("cannot write the task's file %s: %s in the task's directory %s; a task's files are never written through a link or over a special file: remove it from the task's base (or, when a container put it there, run `git apex pool drain`)", name, e.Part, e.Why)
+	}
+	return fmt.Errorf("cannot write the task's file %s: %w", name, err)
 }
 
 // fetch updates a cached clone from its origin, under its lock.

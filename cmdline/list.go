@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/service"
 )
 
@@ -88,7 +89,7 @@ func ListTable(envs []service.Env, now time.Time, cwd string, colour bool, width
 			}
 		}
 		identity := "  " + e.Identity
-		if e.Status != "destroyed" && cwd != "" && gitx.Within(cwd, e.Path) {
+		if e.Status != "destroyed" && cwd != "" && hostpath.Within(cwd, e.Path) {
 			identity = "* " + e.Identity
 		}
 		if e.Closed {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
@@ -92,7 +93,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	known := map[string]bool{}
 	for _, e := range envs {
 		drift := heal.Diagnose(d.r, e, worktrees)
-		known[gitx.RealPath(e.Path)] = true
+		known[hostpath.RealPath(e.Path)] = true
 		switch {
 		case drift.Kind == heal.None:
 		case drift.Kind == heal.Gitfile && fix:
@@ -120,10 +121,10 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	root := pol.EnvRoot(d.r.Git.MainRoot())
 	for _, wt := range worktrees[1:] {
 		switch {
-		case wt.Prunable && !wt.Locked && !known[gitx.RealPath(wt.Path)]: // an env's own is repaired with it
+		case wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)]: // an env's own is repaired with it
 			add("worktree "+wt.Path, pick(fix, "fixed", "problem"), "git still registers this deleted worktree; %s",
 				pick(fix, "pruned", "`git apex doctor --fix` prunes it"))
-		case !known[gitx.RealPath(wt.Path)] && gitx.Within(wt.Path, root) && !wt.Prunable:
+		case !known[hostpath.RealPath(wt.Path)] && hostpath.Within(wt.Path, root) && !wt.Prunable:
 			add("worktree "+wt.Path, "problem", "a worktree under the environment root that git-apex does not know; `git apex gc --orphans --force` adopts it")
 		}
 	}

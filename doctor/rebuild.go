@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
@@ -60,7 +61,7 @@ func RebuildState(ctx context.Context, dir string, opts repo.Options) ([]Finding
 	for _, wt := range worktrees[1:] {
 		switch {
 		case wt.Prunable:
-		case gitx.Within(wt.Path, pool.New(r).Dir()):
+		case hostpath.Within(wt.Path, pool.New(r).Dir()):
 			// A slot is reset when leased: one with changes (a failed batch
 			// task kept with --keep-failed) is not made a slot again.
 			if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: true}); err != nil || changes.Dirty() {
@@ -72,7 +73,7 @@ func RebuildState(ctx context.Context, dir string, opts repo.Options) ([]Finding
 				return nil, err
 			}
 			rebuilt = append(rebuilt, "pool slot "+filepath.Base(wt.Path))
-		case gitx.Within(wt.Path, root):
+		case hostpath.Within(wt.Path, root):
 			item := sweep.New(r).Adopt(ctx, wt, worktrees[0].Branch, sweep.GCOptions{Force: true})
 			if item.Action == "adopted" {
 				rebuilt = append(rebuilt, item.Identity)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
@@ -92,16 +93,16 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 	// (--keep-failed): those hold a failed task's output.
 	owned := map[string]bool{}
 	for _, s := range slots {
-		owned[gitx.RealPath(s.Path)] = true
+		owned[hostpath.RealPath(s.Path)] = true
 	}
 	for _, e := range envs {
-		owned[gitx.RealPath(e.Path)] = true
+		owned[hostpath.RealPath(e.Path)] = true
 	}
 	registered := map[string]bool{}
 	for _, wt := range worktrees[1:] {
-		registered[gitx.RealPath(wt.Path)] = true
+		registered[hostpath.RealPath(wt.Path)] = true
 		switch {
-		case gitx.Within(wt.Path, d.pool.Dir()) && !owned[gitx.RealPath(wt.Path)]:
+		case hostpath.Within(wt.Path, d.pool.Dir()) && !owned[hostpath.RealPath(wt.Path)]:
 			clear("worktree "+wt.Path, "a pool worktree that no slot records (a killed `pool warm` or pooled start)",
 				func() error { return lk.DropWorktree(ctx, wt.Path) })
 		case wt.Locked && wt.LockReason == "initializing" && wt.Prunable:
@@ -113,7 +114,7 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 	if entries, err := os.ReadDir(d.pool.Dir()); err == nil {
 		for _, e := range entries {
 			path := filepath.Join(d.pool.Dir(), e.Name())
-			if !registered[gitx.RealPath(path)] && !owned[gitx.RealPath(path)] {
+			if !registered[hostpath.RealPath(path)] && !owned[hostpath.RealPath(path)] {
 				clear("pool "+path, "a pool directory that is no worktree", func() error { return os.RemoveAll(path) })
 			}
 		}
@@ -131,7 +132,7 @@ func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.
 	if err != nil {
 		return "", err
 	}
-	recorded := env != nil && gitx.RealPath(env.Path) == gitx.RealPath(in.Path)
+	recorded := env != nil && hostpath.RealPath(env.Path) == hostpath.RealPath(in.Path)
 	switch {
 	case in.Op == "start" && recorded:
 		return "", nil // the env was made and recorded: nothing to undo
@@ -167,7 +168,7 @@ func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.
 // own index; only a worktree git no longer registers (git had deleted
 // what it had checked) goes unchecked.
 func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.Env, in *intent.Intent) (kept string, err error) {
-	check := env.Mode != "shared" && !in.Force && gitx.Exists(env.Path)
+	check := env.Mode != "shared" && !in.Force && hostpath.Exists(env.Path)
 	if check && d.r.Git.GitfileProblem(env.Path) != "" {
 		worktrees, err := lk.Worktrees(ctx)
 		if err != nil {

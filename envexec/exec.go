@@ -14,9 +14,9 @@ import (
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostexec"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
@@ -57,7 +57,7 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	if !gitx.Exists(env.Path) {
+	if !hostpath.Exists(env.Path) {
 		return -1, exitcode.New(exitcode.NotFound, "cannot run in %s: its worktree %s is gone; `git apex start %s` makes it again", env.Identity, env.Path, env.Identity)
 	}
 	// A program on the host (an editor, --host) would run git there too:

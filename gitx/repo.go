@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/hostpath"
 )
 
 // Repo is an opened repository, seen from one of its working trees.
@@ -258,7 +259,7 @@ func locatingEnv() []string {
 
 func openedRepo(gitDir, commonDir, toplevel, head string) *Repo {
 	r := &Repo{GitDir: gitDir, CommonDir: commonDir, Toplevel: toplevel, Head: head}
-	r.mainRoot = strings.TrimSuffix(RealPath(commonDir), string(os.PathSeparator)+".git")
+	r.mainRoot = strings.TrimSuffix(hostpath.RealPath(commonDir), string(os.PathSeparator)+".git")
 	return r
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/git-apex/git-apex/hostpath"
 )
 
 // Worktree is one entry of `git worktree list`.
@@ -71,9 +73,9 @@ func parseWorktrees(out string) []Worktree {
 
 // FindWorktree returns the worktree at path, comparing real paths.
 func FindWorktree(list []Worktree, path string) (Worktree, bool) {
-	want := RealPath(path)
+	want := hostpath.RealPath(path)
 	for _, wt := range list {
-		if wt.Path == path || RealPath(wt.Path) == want {
+		if wt.Path == path || hostpath.RealPath(wt.Path) == want {
 			return wt, true
 		}
 	}
@@ -302,11 +304,11 @@ func (r *Repo) GitfileProblem(path string) string {
 	if err != nil {
 		return err.Error()
 	}
-	if RealPath(filepath.Dir(target)) != RealPath(filepath.Join(r.CommonDir, "worktrees")) {
+	if hostpath.RealPath(filepath.Dir(target)) != hostpath.RealPath(filepath.Join(r.CommonDir, "worktrees")) {
 		return fmt.Sprintf("its .git file points to %s, not to a git directory of this repository's worktrees", target)
 	}
 	back, err := os.ReadFile(filepath.Join(target, "gitdir"))
-	if err != nil || RealPath(strings.TrimSpace(string(back))) != RealPath(dotgit) {
+	if err != nil || hostpath.RealPath(strings.TrimSpace(string(back))) != hostpath.RealPath(dotgit) {
 		return fmt.Sprintf("its .git file points to %s, which belongs to another worktree", target)
 	}
 	return ""
@@ -346,7 +348,7 @@ func (l *Locked) RestoreGitfile(path string) error {
 	}
 	for _, e := range entries {
 		back, err := os.ReadFile(filepath.Join(admin, e.Name(), "gitdir"))
-		if err != nil || RealPath(strings.TrimSpace(string(back))) != RealPath(dotgit) {
+		if err != nil || hostpath.RealPath(strings.TrimSpace(string(back))) != hostpath.RealPath(dotgit) {
 			continue
 		}
 		// The directory may be a container's to write in: the new file is

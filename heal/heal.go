@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
@@ -52,7 +53,7 @@ func Diagnose(r *repo.Repo, env *state.Env, worktrees []gitx.Worktree) Drift {
 		}
 		return Drift{Worktree: wt, Found: true}
 	}
-	if gitx.Exists(env.Path) {
+	if hostpath.Exists(env.Path) {
 		return Drift{Kind: Stranger}
 	}
 	if moved, ok := gitx.WorktreeOnBranch(worktrees, env.Branch); ok && !moved.Prunable && moved.Path != worktrees[0].Path {
@@ -184,7 +185,7 @@ func All(ctx context.Context, r *repo.Repo, held *gitx.Locked, envs []*state.Env
 		}
 	}()
 	for _, env := range envs {
-		if env.Live() && env.Mode != string(policy.Shared) && !gitx.Exists(env.Path) && lk == nil {
+		if env.Live() && env.Mode != string(policy.Shared) && !hostpath.Exists(env.Path) && lk == nil {
 			var err error
 			if lk, err = r.Lock(ctx); err != nil {
 				return nil, err

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
@@ -67,7 +67,7 @@ func (m *Manager) envAt(ctx context.Context, dir string) (*state.Env, error) {
 	}
 	var best *state.Env
 	for _, e := range envs {
-		if e.Mode != string(policy.Shared) && gitx.Within(dir, e.Path) && (best == nil || len(e.Path) > len(best.Path)) {
+		if e.Mode != string(policy.Shared) && hostpath.Within(dir, e.Path) && (best == nil || len(e.Path) > len(best.Path)) {
 			best = e
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -16,7 +16,7 @@ func (m *Manager) Path(ctx context.Context, identity string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if gitx.Exists(env.Path) {
+	if hostpath.Exists(env.Path) {
 		return env.Path, nil
 	}
 	worktrees, err := m.r.Git.Worktrees(ctx)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
@@ -136,7 +137,7 @@ func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.
 // first: the directories `git worktree add` will create.
 func missingDirs(path string) []string {
 	var dirs []string
-	for dir := filepath.Dir(path); !gitx.Exists(dir); dir = filepath.Dir(dir) {
+	for dir := filepath.Dir(path); !hostpath.Exists(dir); dir = filepath.Dir(dir) {
 		dirs = append(dirs, dir)
 		if dir == filepath.Dir(dir) {
 			break

@@ -8,6 +8,7 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
@@ -99,7 +100,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			return nil, refuse("its path %s is the main checkout", wt.Path)
 		case wt.Locked:
 			return nil, refuse("its worktree is locked (%s); unlock it with `git worktree unlock %s` first", heal.LockReason(wt), wt.Path)
-		case opts.Cwd != "" && gitx.Within(opts.Cwd, wt.Path) && !opts.Force:
+		case opts.Cwd != "" && hostpath.Within(opts.Cwd, wt.Path) && !opts.Force:
 			return nil, refuse("your current directory is inside it; cd elsewhere, or run %s", forceHint)
 		}
 		// Uncommitted changes are checked by git worktree remove itself,

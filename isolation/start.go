@@ -15,6 +15,7 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/ports"
@@ -159,7 +160,7 @@ func (m *Manager) startLocked(ctx context.Context, p *plan) (*StartResult, error
 // there, recording the reuse; nil when there is none to reuse.
 func (m *Manager) reuse(ctx context.Context, id string) (*StartResult, error) {
 	env, link, err := m.r.Store.Resolve(ctx, id)
-	if err != nil || env == nil || !gitx.Exists(env.Path) {
+	if err != nil || env == nil || !hostpath.Exists(env.Path) {
 		return nil, err
 	}
 	detail := ""
@@ -265,7 +266,7 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 		if p.path, err = pol.EnvPath(root, mainRoot, m.r.Git.CommonDir, id, p.branch); err != nil {
 			return nil, err
 		}
-		if err := m.checkRoot(pol, p.path); root == "" && err != nil {
+		if err := m.r.CheckEnvPath(pol, p.path, root != ""); err != nil {
 			return nil, err
 		}
 		// Full needs a worktree too: without one it falls back past
@@ -298,21 +299,6 @@ func unwritable(dir string) string {
 		}
 		dir = filepath.Dir(dir)
 	}
-}
-
-// checkRoot refuses (exit 3) a [worktree].root outside the main
-// checkout's parent directory until `git apex trust` approves it: a
-// policy from a clone must not write wherever it likes.
-func (m *Manager) checkRoot(pol *policy.Policy, path string) error {
-	if pol.HostSettings().Root == "" {
-		return nil
-	}
-	trusted, _, err := m.r.Trusted(pol)
-	if err != nil || trusted {
-		return err
-	}
-	return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments outside %s, which needs your approval: review the policy, then run `git apex trust`",
-		path, pol.Worktree.Root, pol.File, filepath.Dir(m.r.Git.MainRoot()))
 }
 
 // requestWorkflows are the workflows whose numbered names are pull or
@@ -396,7 +382,7 @@ func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree,
 	case checkedOut:
 		// A worktree made without git-apex: record it as it is.
 		t.adopt, t.path = &holderWt, holderWt.Path
-	case gitx.Exists(p.path):
+	case hostpath.Exists(p.path):
 		return t, exitcode.New(exitcode.Refused, "cannot start %s: %s already exists and is not an environment git-apex knows; move it away, or remove it if it holds nothing you need", id, p.path)
 	}
 	return t, nil

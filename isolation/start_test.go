@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/gitx/gittest"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 )
@@ -37,7 +37,7 @@ func TestStartInterruptedLeavesNothing(t *testing.T) {
 	defer r.Close()
 	m := New(r)
 	go func() {
-		for !gitx.Exists(marker) {
+		for !hostpath.Exists(marker) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		cancel()
@@ -58,10 +58,10 @@ func TestStartInterruptedLeavesNothing(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Start = %v, want context.Canceled", err)
 	}
-	if !gitx.Exists(marker) {
+	if !hostpath.Exists(marker) {
 		t.Fatal("the hook never ran: the test did not interrupt a checkout")
 	}
-	if gitx.Exists(dir + ".worktrees") {
+	if hostpath.Exists(dir + ".worktrees") {
 		t.Error("worktree directory left behind")
 	}
 	if out := git(t, dir, "branch", "--list", "x"); out != "" {

@@ -8,26 +8,45 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/git-apex/git-apex/hostpath"
 )
 
 // HostSettings are the parts of a policy that run on the host or reach
 // into it: every command, the container's volumes and its user (a user
 // other than the host's may be root, whose files in the mounted worktree
-// are root's on the host), and copy globs that leave the checkout. None
-// of them is used until `git apex trust` approves exactly these settings.
+// are root's on the host), copy globs that leave the checkout, and a
+// root outside the checkout's parent. None of them is used until `git
+// apex trust` approves exactly these settings. Paths are judged by where
+// the file system takes them, not by how they read: a committed symbolic
+// link that leads a copy glob or the root out of bounds makes it a host
+// setting, and where it leads is part of what is approved, so pointing
+// the link elsewhere needs approval again.
 type HostSettings struct {
-	Commands    map[string][]string `json:"commands"`     // by key, e.g. "worktree.setup"
-	Volumes     map[string]string   `json:"volumes"`      // host path -> container path
-	CopyOutside []string            `json:"copy_outside"` // globs that leave the checkout
+	Commands map[string][]string `json:"commands"` // by key, e.g. "worktree.setup"
+	Volumes  map[string]string   `json:"volumes"`  // host path -> container path
+	// VolumeTargets is, for a host path of Volumes that a symbolic link
+	// takes elsewhere than it reads, where it really leads.
+	VolumeTargets map[string]string `json:"volume_targets,omitempty"`
+	CopyOutside   []string          `json:"copy_outside"` // globs that leave the checkout
+	// CopyTargets is, for a glob of CopyOutside whose directory part a
+	// symbolic link takes elsewhere than it reads, where it really leads.
+	CopyTargets map[string]string `json:"copy_targets,omitempty"`
 	// Root is [worktree].root when it places environments outside the
-	// main checkout's parent directory (absolute, or climbing above it).
+	// main checkout's parent directory (absolute, climbing above it, or
+	// led there by a symbolic link).
 	Root string `json:"root,omitempty"`
+	// RootTarget is where Root really leads, when a symbolic link takes
+	// it elsewhere than it reads.
+	RootTarget string `json:"root_target,omitempty"`
 	// User is [container].user when it is not "host".
 	User string `json:"user,omitempty"`
 }
 
-// HostSettings collects the policy's host settings.
-func (p *Policy) HostSettings() HostSettings {
+// HostSettings collects the policy's host settings for the main checkout
+// at mainRoot, resolving the paths it names with the file system (a
+// few lstat calls; nothing is read).
+func (p *Policy) HostSettings(mainRoot string) HostSettings {
 	h := HostSettings{Commands: map[string][]string{}, Volumes: p.Container.Volumes}
 	add := func(key string, cmds []string) {
 		if len(cmds) > 0 {
@@ -41,13 +60,36 @@ func (p *Policy) HostSettings() HostSettings {
 	add("hooks.post_create", p.Hooks.PostCreate)
 	add("hooks.pre_remove", p.Hooks.PreRemove)
 	add("hooks.post_remove", p.Hooks.PostRemove)
-	for _, glob := range p.Worktree.Copy {
-		if LeavesCheckout(glob) {
-			h.CopyOutside = append(h.CopyOutside, glob)
+	for host := range p.Container.Volumes {
+		if !filepath.IsAbs(host) { // a named volume
+			continue
+		}
+		if target := hostpath.RealPath(host); target != filepath.Clean(host) {
+			h.VolumeTargets = addTarget(h.VolumeTargets, host, target)
 		}
 	}
-	if root := filepath.Clean(p.Worktree.Root); filepath.IsAbs(root) || root == "../.." || strings.HasPrefix(root, "../../") {
+	checkout := hostpath.RealPath(mainRoot)
+	for _, glob := range p.Worktree.Copy {
+		written := filepath.Join(checkout, globDir(glob))
+		if filepath.IsAbs(glob) {
+			written = globDir(glob)
+		}
+		target := hostpath.RealPath(written)
+		if LeavesCheckout(glob) || !within(target, checkout) {
+			h.CopyOutside = append(h.CopyOutside, glob)
+			if target != written {
+				h.CopyTargets = addTarget(h.CopyTargets, glob, target)
+			}
+		}
+	}
+	written := p.EnvRoot(checkout)
+	target := hostpath.RealPath(written)
+	if root := filepath.Clean(p.Worktree.Root); filepath.IsAbs(root) || root == "../.." || strings.HasPrefix(root, "../../") ||
+		!within(target, filepath.Dir(checkout)) {
 		h.Root = p.Worktree.Root
+		if target != written {
+			h.RootTarget = target
+		}
 	}
 	if p.Container.User != "host" {
 		h.User = p.Container.User
@@ -55,11 +97,43 @@ func (p *Policy) HostSettings() HostSettings {
 	return h
 }
 
+// addTarget records where a path really leads, making the map on first
+// use: a policy with no symbolic link in its paths hashes as it did.
+func addTarget(targets map[string]string, path, target string) map[string]string {
+	if targets == nil {
+		targets = map[string]string{}
+	}
+	targets[path] = target
+	return targets
+}
+
 // LeavesCheckout reports whether a copy glob reaches outside the main
-// checkout: an absolute path, or one that climbs out with "..".
+// checkout as written: an absolute path, or one that climbs out with "..".
+// (Where a glob leads through symbolic links is HostSettings' to judge.)
 func LeavesCheckout(glob string) bool {
 	clean := filepath.Clean(glob)
 	return filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator))
+}
+
+// globDir is the directory part of a glob that has no pattern in it: the
+// directory its matches are looked for in, or under.
+func globDir(glob string) string {
+	parts := strings.Split(filepath.Clean(glob), string(filepath.Separator))
+	fixed := len(parts) - 1
+	for i, part := range parts {
+		if strings.ContainsAny(part, `*?[\`) {
+			fixed = i
+			break
+		}
+	}
+	dir := strings.Join(parts[:fixed], string(filepath.Separator))
+	if dir == "" && filepath.IsAbs(glob) {
+		return string(filepath.Separator)
+	}
+	if dir == "" {
+		return "."
+	}
+	return dir
 }
 
 // Empty reports whether there is nothing to approve.
@@ -86,18 +160,26 @@ func (h HostSettings) Lines() []string {
 	}
 	vols := sortedKeys(h.Volumes)
 	for _, v := range vols {
-		lines = append(lines, fmt.Sprintf("container.volumes: %s -> %s", v, h.Volumes[v]))
+		lines = append(lines, fmt.Sprintf("container.volumes: %s -> %s%s", v, h.Volumes[v], leadsTo(h.VolumeTargets[v])))
 	}
 	globs := append([]string(nil), h.CopyOutside...)
 	sort.Strings(globs)
 	for _, g := range globs {
-		lines = append(lines, "worktree.copy: "+g)
+		lines = append(lines, "worktree.copy: "+g+leadsTo(h.CopyTargets[g]))
 	}
 	if h.Root != "" {
-		lines = append(lines, "worktree.root: "+h.Root)
+		lines = append(lines, "worktree.root: "+h.Root+leadsTo(h.RootTarget))
 	}
 	if h.User != "" {
 		lines = append(lines, "container.user: "+h.User)
 	}
 	return lines
+}
+
+// leadsTo says where a path a symbolic link takes elsewhere really leads.
+func leadsTo(target string) string {
+	if target == "" {
+		return ""
+	}
+	return " (a symbolic link leads it to " + target + ")"
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -221,5 +222,49 @@ func TestDurationOverflow(t *testing.T) {
 	}
 	if d, err := ParseDuration("106751d"); err != nil || d <= 0 {
 		t.Errorf("ParseDuration(106751d) = %v, %v", d, err)
+	}
+}
+
+// TestHostSettingsFollowLinks judges copy globs and the root by where
+// the file system takes them: a committed link out of bounds makes them
+// host settings, and retargeting it changes the hash.
+func TestHostSettingsFollowLinks(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkout := filepath.Join(dir, "src", "repo")
+	for _, d := range []string{checkout, filepath.Join(dir, "home", ".ssh"), filepath.Join(dir, "home", ".vim"), filepath.Join(checkout, "conf")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Decode(".apex.toml", "[worktree]\nroot = \"envs/pack\"\ncopy = [\".env\", \"conf/*.json\", \"keys/*\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := p.HostSettings(checkout)
+	if !plain.Empty() {
+		t.Fatalf("no link, yet host settings: %v", plain.Lines())
+	}
+	link := func(name, target string) {
+		os.Remove(filepath.Join(checkout, name))
+		if err := os.Symlink(target, filepath.Join(checkout, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("keys", "../../home/.ssh")
+	link("envs", "../../home/.vim")
+	h := p.HostSettings(checkout)
+	want := []string{
+		"worktree.copy: keys/* (a symbolic link leads it to " + filepath.Join(dir, "home", ".ssh") + ")",
+		"worktree.root: envs/pack (a symbolic link leads it to " + filepath.Join(dir, "home", ".vim", "pack") + ")",
+	}
+	if !reflect.DeepEqual(h.Lines(), want) {
+		t.Errorf("got %q, want %q", h.Lines(), want)
+	}
+	link("keys", "../../home/.vim")
+	if again := p.HostSettings(checkout); again.Hash() == h.Hash() {
+		t.Error("retargeting a link kept the hash")
 	}
 }

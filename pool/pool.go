@@ -17,6 +17,7 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostexec"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
@@ -154,7 +155,7 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 // pointed anywhere, then checked (see tainted): one whose pool commit has
 // submodules, or that the check finds tainted, is removed instead.
 func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, contained bool) error {
-	if gitx.Exists(s.Path) {
+	if hostpath.Exists(s.Path) {
 		err := p.r.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
 		why := ""
 		if err == nil && contained {
@@ -178,7 +179,7 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 		}
 		defer lk.Unlock()
 	}
-	if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && gitx.Exists(s.Path) {
+	if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && hostpath.Exists(s.Path) {
 		return err
 	}
 	return p.r.Store.Pool().Drop(ctx, s.ID)
@@ -216,7 +217,7 @@ func (p *Pool) Drain(ctx context.Context, all bool) (int, error) {
 			continue
 		}
 		p.dropWarm(ctx, s, nil)
-		if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && gitx.Exists(s.Path) {
+		if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && hostpath.Exists(s.Path) {
 			return n, err
 		}
 		if err := p.r.Store.Pool().Drop(ctx, s.ID); err != nil {

@@ -10,12 +10,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 	"github.com/git-apex/git-apex/trust"
@@ -99,16 +101,38 @@ func (r *Repo) Close() error {
 
 // Policy loads the policy, once: the override file when one was given,
 // else the main checkout's working-tree .apex.toml (uncommitted edits
-// included), else the built-in defaults.
+// included), else the built-in defaults. An .apex.toml that is a
+// symbolic link leading out of the checkout's files (or into its git
+// directory) is refused unread: its parse errors would show the user's
+// secret file, in a log an agent reads, say.
 func (r *Repo) Policy() (*policy.Policy, error) {
 	if r.policy == nil && r.policyErr == nil {
 		if r.opts.PolicyFile != "" {
 			r.policy, r.policyErr = policy.Load(r.opts.PolicyFile, true)
 		} else {
-			r.policy, r.policyErr = policy.Load(filepath.Join(r.Git.MainRoot(), policy.FileName), false)
+			file := filepath.Join(r.Git.MainRoot(), policy.FileName)
+			if real := r.linkedAway(file); real != "" {
+				r.policyErr = &policy.Error{File: file, Msg: "it is a symbolic link to " + real + ", outside the main checkout's files, and is not read: a policy is read only from the checkout; replace the link with the file"}
+			} else {
+				r.policy, r.policyErr = policy.Load(file, false)
+			}
 		}
 	}
 	return r.policy, r.policyErr
+}
+
+// linkedAway returns where file really leads when it is a symbolic link
+// that leads out of the main checkout or into the git directory, else "".
+// A file that is no link costs one lstat.
+func (r *Repo) linkedAway(file string) string {
+	if info, err := os.Lstat(file); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		return ""
+	}
+	real := hostpath.RealPath(file)
+	if hostpath.Within(real, r.Git.MainRoot()) && !hostpath.Within(real, r.Git.CommonDir) {
+		return ""
+	}
+	return real
 }
 
 // PolicyFile is the policy file given in place of .apex.toml, or "".

@@ -1,9 +1,11 @@
 package repo
 
 import (
+	"path/filepath"
 	"strings"
 
-	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/trust"
 )
@@ -23,7 +25,7 @@ func (r *Repo) trustStore() (*trust.Store, error) {
 // Trusted reports whether the policy's host settings are approved for
 // this repository; settings with nothing in them need no approval.
 func (r *Repo) Trusted(pol *policy.Policy) (bool, policy.HostSettings, error) {
-	host := pol.HostSettings()
+	host := pol.HostSettings(r.Git.MainRoot())
 	if host.Empty() {
 		return true, host, nil
 	}
@@ -38,7 +40,7 @@ func (r *Repo) Trusted(pol *policy.Policy) (bool, policy.HostSettings, error) {
 // Key names this repository in the user's approvals and on its
 // containers: where its git directory really is, so a copy elsewhere is
 // another repository.
-func (r *Repo) Key() string { return gitx.RealPath(r.Git.CommonDir) }
+func (r *Repo) Key() string { return hostpath.RealPath(r.Git.CommonDir) }
 
 // WarnUntrusted says what the policy would run and how to approve it.
 func (r *Repo) WarnUntrusted(host policy.HostSettings) {
@@ -63,11 +65,72 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 	if err != nil {
 		return host, false, err
 	}
-	host = pol.HostSettings()
+	host = pol.HostSettings(r.Git.MainRoot())
 	if host.Empty() {
 		return host, false, nil
 	}
 	return host, false, store.Approve(r.Key(), host.Hash())
+}
+
+// CheckEnvPath refuses (exit 3) an env at path when the policy's
+// [worktree].root places it outside the main checkout's parent directory,
+// until `git apex trust` approves it: a policy from a clone must not
+// write wherever it likes. Where the path really leads is what counts: a
+// committed symbolic link on the way (`envs -> ../../home/.vim`) counts
+// as written there, and a path that a link below the approved root
+// takes elsewhere, into the repository's git directory or onto the main
+// checkout, is refused even when trusted. With personal set, the root is
+// the user's own apex.root: it needs no approval, but a link in the main
+// checkout must not take it elsewhere either.
+func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal bool) error {
+	mainRoot := r.Git.MainRoot()
+	checkout := hostpath.RealPath(mainRoot)
+	parent := filepath.Dir(checkout)
+	real := hostpath.RealPath(path)
+	if hostpath.Within(real, r.Git.CommonDir) || real == checkout {
+		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, inside the repository's git directory or onto the main checkout: remove the link from the checkout",
+			path, real)
+	}
+	if personal {
+		if rel, err := filepath.Rel(mainRoot, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !hostpath.Within(real, checkout) {
+			return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link in the main checkout leads it to %s: remove the link, or choose another apex.root",
+				path, real)
+		}
+		return nil
+	}
+	host := pol.HostSettings(mainRoot)
+	if host.Root == "" {
+		if hostpath.Within(real, parent) {
+			return nil
+		}
+		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s: remove the link from the checkout",
+			path, real, parent)
+	}
+	trusted, _, err := r.Trusted(pol)
+	if err != nil {
+		return err
+	}
+	if !trusted {
+		return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments outside %s%s, which needs your approval: review the policy, then run `git apex trust`",
+			path, pol.Worktree.Root, pol.File, parent, linkNote(path, real))
+	}
+	approved := host.RootTarget
+	if approved == "" {
+		approved = pol.EnvRoot(checkout)
+	}
+	if hostpath.Within(real, parent) || hostpath.Within(real, approved) {
+		return nil
+	}
+	return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s and outside the [worktree].root you approved (%s): remove the link from the checkout",
+		path, real, parent, approved)
+}
+
+// linkNote says where a symbolic link leads path, when one does.
+func linkNote(path, real string) string {
+	if real == filepath.Clean(path) {
+		return ""
+	}
+	return " (a symbolic link leads " + path + " to " + real + ")"
 }
 
 // TrustReport is what `git apex trust --json` prints.

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
@@ -35,7 +35,7 @@ type Disarmed struct {
 // container's worktree needs none of it: its files are the host's own
 // writes, never set-id.
 func Disarm(dir string, open bool) (Disarmed, error) {
-	if !gitx.Exists(dir) {
+	if !hostpath.Exists(dir) {
 		return Disarmed{}, nil
 	}
 	return disarm(dir, open)

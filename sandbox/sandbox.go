@@ -18,7 +18,7 @@ import (
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/copymode"
-	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
@@ -158,7 +158,7 @@ func (s *Sandbox) gitDir() string  { return filepath.Join(s.dir, "git") }
 func (s *Sandbox) gitfile() string { return filepath.Join(s.dir, "gitfile") }
 
 // Exists reports whether the sandbox was made.
-func (s *Sandbox) Exists() bool { return gitx.Exists(s.gitfile()) }
+func (s *Sandbox) Exists() bool { return hostpath.Exists(s.gitfile()) }
 
 // Make makes a fresh sandbox with ref at tip and the index at tip's tree,
 // replacing whatever was left at its place, for the policy's container:

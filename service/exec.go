@@ -8,8 +8,8 @@ import (
 
 	"github.com/git-apex/git-apex/envexec"
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostpath"
 )
 
 // ExecRequest is a command to run in an env (envexec.Request).
@@ -55,7 +55,7 @@ func (s *Service) Changes(ctx context.Context, identity string) (*Changes, error
 	if err != nil {
 		return nil, identityError(err)
 	}
-	if !gitx.Exists(env.Path) {
+	if !hostpath.Exists(env.Path) {
 		return nil, exitcode.New(exitcode.NotFound, "%s has no worktree at %s: `git apex start %s` makes it again", env.Identity, env.Path, env.Identity)
 	}
 	if err := heal.CheckGitfile(s.r, env); err != nil {

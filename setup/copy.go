@@ -6,21 +6,31 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
-	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/nofollow"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
 )
 
 // copyFiles copies what the [worktree].copy globs match in the main
 // checkout into a new env: files, whole directories, and symlinks as
 // links. A match inside the checkout keeps its relative path; a glob that
-// leaves the checkout (used only when trusted) lands at the top of the
-// env under its base name. Nothing that exists in the env, a tracked
-// file say, is ever overwritten, and a glob that matches nothing is fine.
-func copyFiles(mainRoot, envPath string, globs []string, trusted bool) error {
+// leaves the checkout as written (used only when trusted) lands at the
+// top of the env under its base name. outside lists the globs that leave
+// the checkout as written or through a symbolic link (the policy's host
+// settings); they are used only when trusted. Otherwise no match is
+// copied from a directory that a link takes out of the checkout, and
+// nothing is written through a link in the env: such a match is left
+// out with a warning. Nothing that exists in the env, a tracked file say,
+// is ever overwritten, and a glob that matches nothing is fine.
+func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bool) error {
+	mainRoot := r.Git.MainRoot()
+	checkout := hostpath.RealPath(mainRoot)
 	for _, glob := range globs {
-		outside := policy.LeavesCheckout(glob)
-		if outside && !trusted {
+		leaves := slices.Contains(outside, glob)
+		if leaves && !trusted {
 			continue
 		}
 		pattern := glob
@@ -33,17 +43,27 @@ func copyFiles(mainRoot, envPath string, globs []string, trusted bool) error {
 		}
 		for _, src := range matches {
 			rel := filepath.Base(src)
-			if !outside {
+			if !policy.LeavesCheckout(glob) {
 				rel, _ = filepath.Rel(mainRoot, src)
 			}
-			if rel == ".git" || gitx.Within(filepath.Join(mainRoot, rel), filepath.Join(mainRoot, ".git")) {
+			if rel == ".git" || hostpath.Within(filepath.Join(mainRoot, rel), filepath.Join(mainRoot, ".git")) {
 				continue
 			}
-			dst := filepath.Join(envPath, rel)
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
+			if dir := hostpath.RealPath(filepath.Dir(src)); !leaves && !hostpath.Within(dir, checkout) {
+				r.Warnf("not copying %s (worktree.copy %q): a symbolic link leads it out of the main checkout, to %s", rel, glob, dir)
+				continue
 			}
-			if err := copyTree(src, dst); err != nil {
+			var linked *nofollow.Error
+			dst, err := nofollow.MkdirAll(envPath, filepath.Dir(rel))
+			if errors.As(err, &linked) {
+				r.Warnf("not copying %s (worktree.copy %q): %s in the environment %s, and nothing is written through it", rel, glob, linked.Part, linked.Why)
+				continue
+			} else if err != nil {
+				return fmt.Errorf("worktree.copy %q: %w", glob, err)
+			}
+			err = copyTree(src, dst, filepath.Base(rel))
+			dst.Close()
+			if err != nil {
 				return fmt.Errorf("worktree.copy %q: %w", glob, err)
 			}
 		}
@@ -51,15 +71,16 @@ func copyFiles(mainRoot, envPath string, globs []string, trusted bool) error {
 	return nil
 }
 
-// copyTree copies src to dst without overwriting anything: an existing
-// file or link is left alone, an existing directory is filled in.
-func copyTree(src, dst string) error {
+// copyTree copies src to name in dst without overwriting anything or
+// following a link there (a full env's container runs meanwhile): an
+// existing file or link is left alone, an existing directory is filled
+// in.
+func copyTree(src string, dst *nofollow.Dir, name string) error {
 	info, err := os.Lstat(src)
 	if err != nil {
 		return err
 	}
-	existing, err := os.Lstat(dst)
-	if err == nil && !(info.IsDir() && existing.IsDir()) {
+	if exists, isDir := dst.Lstat(name); exists && !(info.IsDir() && isDir) {
 		return nil
 	}
 	switch {
@@ -68,36 +89,38 @@ func copyTree(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		return os.Symlink(target, dst)
+		return dst.Symlink(target, name)
 	case info.IsDir():
-		if err := os.Mkdir(dst, info.Mode().Perm()|0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		sub, err := dst.Mkdir(name, info.Mode().Perm()|0o700)
+		if err != nil {
 			return err
 		}
+		defer sub.Close()
 		entries, err := os.ReadDir(src)
 		if err != nil {
 			return err
 		}
 		for _, e := range entries {
-			if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			if err := copyTree(filepath.Join(src, e.Name()), sub, e.Name()); err != nil {
 				return err
 			}
 		}
 		return nil
 	case info.Mode().IsRegular():
-		return copyFile(src, dst, info)
+		return copyFile(src, dst, name, info)
 	}
 	return nil // sockets, devices and pipes are not copied
 }
 
 // copyFile copies a regular file with its mode and times. File.ReadFrom
 // uses copy_file_range, which clones the data on file systems that can.
-func copyFile(src, dst string, info fs.FileInfo) error {
+func copyFile(src string, dst *nofollow.Dir, name string, info fs.FileInfo) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+	out, err := dst.Create(name, info.Mode().Perm())
 	if err != nil {
 		return err
 	}
@@ -108,5 +131,5 @@ func copyFile(src, dst string, info fs.FileInfo) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	return os.Chtimes(dst, info.ModTime(), info.ModTime())
+	return dst.Chtimes(name, info.ModTime(), info.ModTime())
 }

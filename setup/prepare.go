@@ -31,7 +31,7 @@ func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Poli
 		r.WarnUntrusted(host)
 	}
 	if env.Mode != string(policy.Shared) {
-		if err := copyFiles(r.Git.MainRoot(), env.Path, pol.Worktree.Copy, trusted); err != nil {
+		if err := copyFiles(r, env.Path, pol.Worktree.Copy, host.CopyOutside, trusted); err != nil {
 			return failed(ctx, r, env, err)
 		}
 		// A full env's submodules stay uninitialised: see the sandbox package.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
@@ -103,7 +104,7 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 	known := map[string]bool{}
 	for _, e := range envs {
 		if e.Live() {
-			known[gitx.RealPath(e.Path)] = true
+			known[hostpath.RealPath(e.Path)] = true
 		}
 	}
 	root := pol.EnvRoot(sw.r.Git.MainRoot())
@@ -120,7 +121,7 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 				action = "would prune"
 			}
 			items = append(items, GCItem{Action: action, Path: wt.Path, Reason: "git's registration of a deleted worktree"})
-		case known[gitx.RealPath(wt.Path)] || !gitx.Within(wt.Path, root):
+		case known[hostpath.RealPath(wt.Path)] || !hostpath.Within(wt.Path, root):
 		case wt.Locked:
 			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "unknown worktree, locked: " + heal.LockReason(wt)})
 		default:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/merged"
 	"github.com/git-apex/git-apex/policy"
@@ -92,7 +93,7 @@ func (sw *Sweeper) Run(ctx context.Context, opts Options) ([]Item, error) {
 	var items []Item
 	var present []*state.Env
 	for _, e := range envs {
-		if e.Mode != string(policy.Shared) && !gitx.Exists(e.Path) {
+		if e.Mode != string(policy.Shared) && !hostpath.Exists(e.Path) {
 			if err := listWorktrees(); err != nil {
 				return nil, err
 			}
@@ -183,7 +184,7 @@ func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.En
 		return ""
 	case wt.Locked:
 		return "its worktree is locked (" + heal.LockReason(wt) + ")"
-	case cwd != "" && gitx.Within(cwd, wt.Path):
+	case cwd != "" && hostpath.Within(cwd, wt.Path):
 		return "your current directory is inside it"
 	}
 	if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()}); err != nil || changes.Dirty() {
