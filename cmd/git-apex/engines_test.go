@@ -35,7 +35,9 @@ var engines sync.Map
 func engineAt(host string) *testEngine {
 	e := &testEngine{host: host}
 	e.ready = sync.OnceValue(func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Generous: on a busy machine an engine that answers can take
+		// seconds, and a wrong "no" skips (or, for podman, fails) a run.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		cmd := e.docker("image", "inspect", testImage)
 		return exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...).Run() == nil
