@@ -101,6 +101,8 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 			}
 		case drift.Kind == heal.Gitfile:
 			add(e.Identity, "problem", "%s; git-apex runs no git there until `git apex doctor --fix` restores it", drift.Describe(e))
+		case drift.Kind == heal.Trapped:
+			add(e.Identity, "problem", "%s; git-apex runs no git there until then", drift.Describe(e))
 		case fix && drift.Kind != heal.Stranger:
 			detail := drift.Describe(e)
 			if err := heal.Repair(ctx, d.r, lk, e, drift); err != nil {

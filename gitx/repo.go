@@ -110,6 +110,10 @@ type command struct {
 	// hooks and does not recurse into submodules, whatever the
 	// repository's config says.
 	inEnv bool
+	// tree is the worktree the command reads, when it reads one (dir
+	// when inEnv): git runs there only while it holds no trap, see
+	// trapWatch.
+	tree string
 	// terminal gives git this process's stderr, a terminal, instead of
 	// a buffer: git then shows its progress there (after
 	// GIT_PROGRESS_DELAY seconds, 1 unless the user set it), and its
@@ -137,6 +141,15 @@ func run(ctx context.Context, c command) (string, error) {
 	if c.inEnv {
 		args = append(args, envConfig...)
 	}
+	trapped := func() *TrapError { return nil }
+	if c.tree != "" {
+		if TrapsAtTop(c.tree) {
+			return "", &TrapError{Dir: c.tree, Traps: Traps(c.tree)}
+		}
+		var stop func()
+		ctx, trapped, stop = trapWatch(ctx, c.tree)
+		defer stop()
+	}
 	cmd := exec.CommandContext(ctx, "git", append(args, c.args...)...)
 	// Interrupted, git gets SIGTERM, so it removes its lock files; a hook
 	// it started may still hold its output open, so stop waiting after a
@@ -163,6 +176,9 @@ func run(ctx context.Context, c command) (string, error) {
 		}
 	}
 	err := cmd.Run()
+	if t := trapped(); t != nil {
+		return stdout.String(), t
+	}
 	if err == nil {
 		return stdout.String(), nil
 	}
@@ -214,7 +230,11 @@ func (r *Repo) command(dir string, args []string, readOnly bool) command {
 	if dir == "" {
 		dir = r.Toplevel
 	}
-	return command{dir: dir, args: args, readOnly: readOnly, inEnv: dir != r.CommonDir && dir != r.MainRoot()}
+	c := command{dir: dir, args: args, readOnly: readOnly, inEnv: dir != r.CommonDir && dir != r.MainRoot()}
+	if c.inEnv {
+		c.tree = dir
+	}
+	return c
 }
 
 // Open finds the repository that dir belongs to. It runs a single git

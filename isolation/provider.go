@@ -3,9 +3,9 @@ package isolation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -120,16 +120,20 @@ func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan, t targ
 }
 
 func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error {
-	err := lk.RemoveWorktree(ctx, env.Path, force)
-	var gerr *gitx.Error
-	if err != nil && !force && errors.As(err, &gerr) && strings.Contains(gerr.Stderr, "containing submodules") {
-		// git refuses any worktree with submodules without --force. Its
-		// status (submodules included) tells whether anything would be lost.
-		if changes, serr := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()}); serr == nil && !changes.Dirty() {
-			return lk.RemoveWorktree(ctx, env.Path, true)
+	if !force {
+		// git worktree remove would check this in a git status of its
+		// own, which no trap watch stops (gitx.TrapError); and it
+		// refuses any worktree with submodules, where this status,
+		// submodules included, tells whether anything would be lost.
+		changes, err := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()})
+		if err != nil {
+			return err
+		}
+		if changes.Dirty() {
+			return fmt.Errorf("%s has %s", env.Path, changes.Files())
 		}
 	}
-	return err
+	return lk.RemoveWorktree(ctx, env.Path, true)
 }
 
 // missingDirs lists the ancestors of path that do not exist yet, deepest

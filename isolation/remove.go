@@ -2,6 +2,7 @@ package isolation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/git-apex/git-apex/exitcode"
@@ -38,8 +39,8 @@ type RemoveResult struct {
 
 // Remove deletes an env's worktree and marks it destroyed, dropping the
 // links that resolved to it. Every check runs before anything changes
-// (the worktree goes before the branch, and git worktree remove refuses a
-// dirty tree by itself), so a refusal (exit 3) changes nothing: it
+// (the worktree goes before the branch, and its removal checks that it
+// is clean first), so a refusal (exit 3) changes nothing: it
 // refuses a locked worktree, the worktree holding the caller's directory,
 // and, unless forced, uncommitted changes or untracked files, commits
 // that no branch or remote holds, and (with DeleteBranch) branch commits
@@ -97,8 +98,8 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		case opts.Cwd != "" && gitx.Within(opts.Cwd, wt.Path) && !opts.Force:
 			return nil, refuse("your current directory is inside it; cd elsewhere, or run %s", forceHint)
 		}
-		// Uncommitted changes are checked by git worktree remove itself,
-		// below; this checks what git would not.
+		// Uncommitted changes are checked by the provider's remove,
+		// below, after the intent; this checks what git status does not.
 		if !opts.Force {
 			if wt.Branch == "" && wt.Head != "" {
 				n, err := lk.Unheld(ctx, wt.Head, "")
@@ -127,9 +128,12 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	if err != nil {
 		return nil, err
 	}
+	var trap *gitx.TrapError
 	dirtyRefusal := func() error {
 		if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()}); err != nil || changes.Dirty() {
-			if err != nil {
+			if errors.As(err, &trap) {
+				return refuse("%v", err)
+			} else if err != nil {
 				return err
 			}
 			return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
@@ -159,6 +163,9 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	if removeTree {
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env, opts.Force); err != nil {
+			if errors.As(err, &trap) {
+				return nil, refuse("%v", err)
+			}
 			if rerr := dirtyRefusal(); rerr != nil {
 				return nil, rerr
 			}
