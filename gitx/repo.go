@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/trap"
 )
 
 // Repo is an opened repository, seen from one of its working trees.
@@ -110,10 +111,6 @@ type command struct {
 	// hooks and does not recurse into submodules, whatever the
 	// repository's config says.
 	inEnv bool
-	// tree is the worktree the command reads, when it reads one (dir
-	// when inEnv): git runs there only while it holds no trap, see
-	// trapWatch.
-	tree string
 	// terminal gives git this process's stderr, a terminal, instead of
 	// a buffer: git then shows its progress there (after
 	// GIT_PROGRESS_DELAY seconds, 1 unless the user set it), and its
@@ -141,14 +138,14 @@ func run(ctx context.Context, c command) (string, error) {
 	if c.inEnv {
 		args = append(args, envConfig...)
 	}
-	trapped := func() *TrapError { return nil }
-	if c.tree != "" {
-		if TrapsAtTop(c.tree) {
-			return "", &TrapError{Dir: c.tree, Traps: Traps(c.tree)}
-		}
-		var stop func()
-		ctx, trapped, stop = trapWatch(ctx, c.tree)
-		defer stop()
+	watched := ""
+	if c.inEnv {
+		watched = c.dir // an env's worktree: no trap there may hold git
+	}
+	ctx, trapped, stop := trap.Watch(ctx, watched)
+	defer stop()
+	if err := trapped(); err != nil {
+		return "", err
 	}
 	cmd := exec.CommandContext(ctx, "git", append(args, c.args...)...)
 	// Interrupted, git gets SIGTERM, so it removes its lock files; a hook
@@ -176,8 +173,8 @@ func run(ctx context.Context, c command) (string, error) {
 		}
 	}
 	err := cmd.Run()
-	if t := trapped(); t != nil {
-		return stdout.String(), t
+	if terr := trapped(); terr != nil {
+		return stdout.String(), terr
 	}
 	if err == nil {
 		return stdout.String(), nil
@@ -230,11 +227,7 @@ func (r *Repo) command(dir string, args []string, readOnly bool) command {
 	if dir == "" {
 		dir = r.Toplevel
 	}
-	c := command{dir: dir, args: args, readOnly: readOnly, inEnv: dir != r.CommonDir && dir != r.MainRoot()}
-	if c.inEnv {
-		c.tree = dir
-	}
-	return c
+	return command{dir: dir, args: args, readOnly: readOnly, inEnv: dir != r.CommonDir && dir != r.MainRoot()}
 }
 
 // Open finds the repository that dir belongs to. It runs a single git

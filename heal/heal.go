@@ -15,6 +15,7 @@ import (
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trap"
 )
 
 // Drift kinds: how an env's record and git disagree.
@@ -25,7 +26,7 @@ const (
 	Gone     = "gone"     // its directory was deleted
 	Stranger = "stranger" // its directory is there but no longer a git worktree
 	Gitfile  = "gitfile"  // its .git file points away from its git directory
-	Trapped  = "trapped"  // its worktree holds special files where git opens its own (gitx.TrapError)
+	Trapped  = "trapped"  // its worktree holds special files where git opens its own (package trap)
 )
 
 // Drift is what Diagnose found for one env.
@@ -48,9 +49,8 @@ func Diagnose(r *repo.Repo, env *state.Env, worktrees []gitx.Worktree) Drift {
 		if problem := r.Git.GitfileProblem(wt.Path); problem != "" {
 			return Drift{Kind: Gitfile, Worktree: wt, Found: true, problem: problem}
 		}
-		if gitx.TrapsAtTop(wt.Path) {
-			trap := &gitx.TrapError{Dir: wt.Path, Traps: gitx.Traps(wt.Path)}
-			return Drift{Kind: Trapped, Worktree: wt, Found: true, problem: trap.Error()}
+		if trap.AtTop(wt.Path) {
+			return Drift{Kind: Trapped, Worktree: wt, Found: true, problem: trap.In(wt.Path).Error()}
 		}
 		if env.Branch != "" && wt.Branch != "" && wt.Branch != env.Branch {
 			return Drift{Kind: Switched, Worktree: wt, Found: true, branch: wt.Branch}

@@ -3,7 +3,6 @@ package isolation
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -19,8 +18,9 @@ type provider interface {
 	// create makes the planned env at its target. What it returns holds
 	// an undo that removes whatever it made, also when it fails part-way.
 	create(ctx context.Context, lk *gitx.Locked, p *plan, t target) (made, error)
-	// remove deletes the env's place; force discards uncommitted work.
-	remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error
+	// remove deletes the env's place, whatever it holds: the caller
+	// checks first that nothing would be lost.
+	remove(ctx context.Context, lk *gitx.Locked, env *state.Env) error
 }
 
 // provider returns the provider of a mode.
@@ -119,20 +119,7 @@ func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan, t targ
 	return got, lk.SwitchNoHooks(ctx, t.path, p.branch, !t.branchExists, from)
 }
 
-func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error {
-	if !force {
-		// git worktree remove would check this in a git status of its
-		// own, which no trap watch stops (gitx.TrapError); and it
-		// refuses any worktree with submodules, where this status,
-		// submodules included, tells whether anything would be lost.
-		changes, err := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()})
-		if err != nil {
-			return err
-		}
-		if changes.Dirty() {
-			return fmt.Errorf("%s has %s", env.Path, changes.Files())
-		}
-	}
+func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env) error {
 	return lk.RemoveWorktree(ctx, env.Path, true)
 }
 
@@ -178,6 +165,6 @@ func (sharedProvider) create(ctx context.Context, lk *gitx.Locked, p *plan, t ta
 }
 
 // remove leaves the main checkout alone: a shared env is only forgotten.
-func (sharedProvider) remove(context.Context, *gitx.Locked, *state.Env, bool) error {
+func (sharedProvider) remove(context.Context, *gitx.Locked, *state.Env) error {
 	return nil
 }

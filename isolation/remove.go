@@ -13,6 +13,7 @@ import (
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trap"
 	"github.com/git-apex/git-apex/words"
 )
 
@@ -128,17 +129,16 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	if err != nil {
 		return nil, err
 	}
-	var trap *gitx.TrapError
 	dirtyRefusal := func() error {
-		if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()}); err != nil || changes.Dirty() {
-			if errors.As(err, &trap) {
-				return refuse("%v", err)
-			} else if err != nil {
-				return err
-			}
+		changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()})
+		var trapped *trap.Error
+		switch {
+		case errors.As(err, &trapped):
+			return refuse("%v", err)
+		case err == nil && changes.Dirty():
 			return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
 		}
-		return nil
+		return err
 	}
 	if env.Live() && len(hooks.PreRemove) > 0 {
 		// The hook runs only once nothing can refuse the removal.
@@ -162,13 +162,15 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		defer in.Done()
 	}
 	if removeTree {
-		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env, opts.Force); err != nil {
-			if errors.As(err, &trap) {
-				return nil, refuse("%v", err)
+		// git worktree remove would check this in a git status of its own,
+		// which no trap.Watch could stop, and refuses
+		// any worktree with submodules: this one counts them.
+		if !opts.Force {
+			if err := dirtyRefusal(); err != nil {
+				return nil, err
 			}
-			if rerr := dirtyRefusal(); rerr != nil {
-				return nil, rerr
-			}
+		}
+		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env); err != nil {
 			return nil, err
 		}
 	}
