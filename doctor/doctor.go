@@ -48,6 +48,9 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	add := func(check, status, format string, args ...any) {
 		out = append(out, Finding{Check: check, Status: status, Detail: fmt.Sprintf(format, args...)})
 	}
+	if err := d.r.Store.Check(ctx); err != nil {
+		return nil, err // damage, which the caller reports (or moves aside)
+	}
 	version, err := d.r.Store.Version(ctx)
 	if err != nil {
 		return nil, err
