@@ -121,6 +121,12 @@ func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Re
 	}
 	switch mode {
 	case "worktree", "full":
+		// A killed batch's slots, and its containers still working in
+		// them, are reclaimed before the first task: not only once this
+		// batch runs out of idle slots.
+		if _, err := pool.New(r.home).Reclaim(ctx, nil); err != nil {
+			return nil, err
+		}
 	case "shared":
 		if err := r.checkShared(ctx, tasks); err != nil {
 			return nil, err

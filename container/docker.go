@@ -282,6 +282,9 @@ func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, e
 	}()
 	select {
 	case err = <-done:
+		if err != nil { // its output could not be taken (past a Limit): stop it too
+			d.signal(context.WithoutCancel(ctx), created.ID, s.TTY, att)
+		}
 	case <-ctx.Done():
 		// Interrupted: stop the command inside, then stop reading.
 		d.signal(context.WithoutCancel(ctx), created.ID, s.TTY, att)

@@ -31,6 +31,8 @@ type Worktree struct {
 	Identity string          // names the container's versions saved beside conflicts
 	Skip     map[string]bool // submodule paths: neither copied nor written
 	GitEnv   []string        // the environment of git inside
+	// Limit bounds what it takes in from the container (container.Limit).
+	Limit func(io.Writer) io.Writer
 }
 
 // manifestFile, in a sandbox made for copy mode, records what the host's

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,18 +47,27 @@ type change struct {
 	deleted bool
 }
 
-// BringFiles brings into the host's worktree the files a copied
-// container changed since the last exchange (see the sandbox package's
-// "Copy mode"). It checks
-// the whole tar before writing anything: an entry that is not a file or
-// symlink the snapshot named, or that would write outside the worktree,
-// into a .git or a submodule directory, fails it all. It returns how
-// many files it wrote or removed, and the conflicts it kept the host's
-// side of. The caller holds the repository lock.
-func (w Worktree) BringFiles(ctx context.Context, rt container.Runtime, ctr string) (int, []string, error) {
+// Incoming is what a copied container changed since the last exchange,
+// received, checked and staged on the host, not yet placed in its
+// worktree.
+type Incoming struct {
+	tree     string // the container's worktree as a tree
+	changes  []change
+	received map[string]incoming
+	staged   string // the directory holding the staged files
+}
+
+// Receive asks a copied container for the files it changed since the
+// last exchange (see the sandbox package's "Copy mode") and stages them
+// on the host, checking the whole tar first: an entry that is not a file
+// or symlink the snapshot named, that would write outside the worktree,
+// into a .git or a submodule directory, or a symlink that leads out of
+// the worktree (linkProblem), fails it all. It needs no lock: it writes
+// nothing in the worktree. Discard drops what it staged.
+func (w Worktree) Receive(ctx context.Context, rt container.Runtime, ctr string) (*Incoming, error) {
 	m, err := w.loadManifest()
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	var listing, stderr bytes.Buffer
 	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", snapshotScript, "snapshot", m.Tree},
@@ -65,21 +76,36 @@ func (w Worktree) BringFiles(ctx context.Context, rt container.Runtime, ctr stri
 		err = fmt.Errorf("exit status %d: %s", code, strings.TrimSpace(stderr.String()))
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("cannot list the files changed in the container: %w", err)
+		return nil, fmt.Errorf("cannot list the files changed in the container: %w", err)
 	}
-	tree, changes, err := parseSnapshot(listing.String())
-	if err != nil {
-		return 0, nil, fmt.Errorf("cannot list the files changed in the container: %w", err)
+	in := &Incoming{}
+	if in.tree, in.changes, err = parseSnapshot(listing.String()); err != nil {
+		return nil, fmt.Errorf("cannot list the files changed in the container: %w", err)
 	}
-	staged := filepath.Join(w.StateDir, "incoming-files")
-	defer os.RemoveAll(staged)
-	received, err := w.receive(ctx, rt, ctr, tree, changes, staged)
+	if in.staged, err = os.MkdirTemp(w.StateDir, "incoming-files-"); err != nil {
+		return nil, err
+	}
+	if in.received, err = w.receive(ctx, rt, ctr, in.tree, in.changes, in.staged); err != nil {
+		in.Discard()
+		return nil, err
+	}
+	return in, nil
+}
+
+// Discard removes what Receive staged.
+func (in *Incoming) Discard() { os.RemoveAll(in.staged) }
+
+// Place writes what Receive staged into the host's worktree. It returns
+// how many files it wrote or removed, and the conflicts it kept the
+// host's side of. The caller holds the repository lock.
+func (w Worktree) Place(in *Incoming) (int, []string, error) {
+	m, err := w.loadManifest()
 	if err != nil {
 		return 0, nil, err
 	}
 	n, conflicts := 0, []string(nil)
-	for _, c := range changes {
-		wrote, conflict, err := w.place(c, received[c.path], m)
+	for _, c := range in.changes {
+		wrote, conflict, err := w.place(c, in.received[c.path], m)
 		if err != nil {
 			// What was placed is recorded, so that the retry (the same
 			// changes, the tree not moved on) takes it for the host's own
@@ -92,7 +118,7 @@ func (w Worktree) BringFiles(ctx context.Context, rt container.Runtime, ctr stri
 			n++
 		}
 	}
-	m.Tree = tree
+	m.Tree = in.tree
 	return n, conflicts, w.saveManifest(m)
 }
 
@@ -143,14 +169,11 @@ func (w Worktree) receive(ctx context.Context, rt container.Runtime, ctr, tree s
 	if len(want) == 0 {
 		return received, nil
 	}
-	if err := os.MkdirAll(staged, 0o700); err != nil {
-		return nil, err
-	}
 	pr, pw := io.Pipe()
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: args, WorkDir: w.Dir, Env: w.GitEnv, Stdout: pw, Stderr: &stderr})
+		code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: args, WorkDir: w.Dir, Env: w.GitEnv, Stdout: w.Limit(pw), Stderr: &stderr})
 		if err == nil && code != 0 {
 			err = fmt.Errorf("exit status %d: %s", code, strings.TrimSpace(stderr.String()))
 		}
@@ -183,6 +206,17 @@ func (w Worktree) receive(ctx context.Context, rt container.Runtime, ctr, tree s
 	if err := <-done; err != nil {
 		return nil, fmt.Errorf("cannot read the files sent by the container: %w", err)
 	}
+	deleted := map[string]bool{}
+	for _, c := range changes {
+		deleted[c.path] = c.deleted
+	}
+	for _, name := range slices.Sorted(maps.Keys(received)) {
+		if in := received[name]; in.link != "" {
+			if why := w.linkProblem(name, in.link, received, deleted); why != "" {
+				refused = append(refused, fmt.Sprintf("%q (%s)", truncate(name), why))
+			}
+		}
+	}
 	if len(refused) > 0 {
 		return nil, fmt.Errorf("refused what the container sent, and wrote none of it: %s", strings.Join(refused, "; "))
 	}
@@ -196,8 +230,8 @@ func (w Worktree) receive(ctx context.Context, rt container.Runtime, ctr, tree s
 
 // checkEntry says why a tar entry from the container is refused, or "".
 // Directories and the archive's global header are passed over; a file or
-// symlink must be one the snapshot named, once; a symlink must point
-// inside the worktree, and nowhere in a .git.
+// symlink must be one the snapshot named, once. Where a symlink leads is
+// checked once all have come (linkProblem).
 func (w Worktree) checkEntry(hdr *tar.Header, want map[string]bool, received map[string]incoming) string {
 	if hdr.Typeflag == tar.TypeXGlobalHeader {
 		return ""
@@ -224,15 +258,83 @@ func (w Worktree) checkEntry(hdr *tar.Header, want map[string]bool, received map
 	if _, dup := received[name]; dup {
 		return "sent twice"
 	}
-	if hdr.Typeflag == tar.TypeSymlink {
-		if strings.HasPrefix(hdr.Linkname, "/") {
-			return "a symlink to the absolute path " + truncate(hdr.Linkname)
-		}
-		if err := checkName(path.Join(path.Dir(name), hdr.Linkname)); err != nil {
-			return "a symlink to " + truncate(hdr.Linkname) + ", which " + err.Error()
-		}
+	return ""
+}
+
+// maxHops bounds the symlinks one resolution goes through, as the
+// kernel's (40) does: more is a loop.
+const maxHops = 40
+
+// linkProblem says why the symlink name -> target, once the changes are
+// placed, would lead out of the worktree or into a .git; "" when it stays
+// inside. Its target is resolved as the file system will: element by
+// element, through every symlink on the way, those the container sent
+// (received) and those on the host, a path the changes delete being
+// none.
+func (w Worktree) linkProblem(name, target string, received map[string]incoming, deleted map[string]bool) string {
+	if strings.HasPrefix(target, "/") {
+		return "a symlink to the absolute path " + truncate(target)
+	}
+	hops := 0
+	at, ok := w.resolve(strings.Split(path.Dir(name), "/"), target, received, deleted, &hops)
+	if !ok {
+		return "a symlink to " + truncate(target) + ", which leaves the worktree"
+	}
+	if err := checkName(path.Join(at...)); err != nil {
+		return "a symlink to " + truncate(target) + ", which " + err.Error()
 	}
 	return ""
+}
+
+// resolve follows target from the directory at (its elements), and
+// returns where it leads; false when it leaves the worktree, through an
+// absolute symlink, or through more than maxHops symlinks.
+func (w Worktree) resolve(at []string, target string, received map[string]incoming, deleted map[string]bool, hops *int) ([]string, bool) {
+	if strings.HasPrefix(target, "/") {
+		return nil, false
+	}
+	at = slices.Clip(slices.DeleteFunc(at, func(e string) bool { return e == "." }))
+	for _, elem := range strings.Split(target, "/") {
+		switch elem {
+		case "", ".":
+			continue
+		case "..":
+			if len(at) == 0 {
+				return nil, false
+			}
+			at = at[: len(at)-1 : len(at)-1]
+			continue
+		}
+		at = append(at, elem)
+		link, ok := w.linkAt(path.Join(at...), received, deleted)
+		if !ok {
+			continue
+		}
+		if *hops++; *hops > maxHops {
+			return nil, false
+		}
+		if at, ok = w.resolve(at[:len(at)-1:len(at)-1], link, received, deleted, hops); !ok {
+			return nil, false
+		}
+	}
+	return at, true
+}
+
+// linkAt is the target of the symlink at p once the changes are placed,
+// and whether there is one.
+func (w Worktree) linkAt(p string, received map[string]incoming, deleted map[string]bool) (string, bool) {
+	if in, ok := received[p]; ok {
+		return in.link, in.link != ""
+	}
+	if deleted[p] {
+		return "", false
+	}
+	host := filepath.Join(w.Dir, filepath.FromSlash(p))
+	if info, err := os.Lstat(host); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+		return "", false
+	}
+	target, err := os.Readlink(host)
+	return target, err == nil
 }
 
 // checkName says why a path from the container may not be written in the

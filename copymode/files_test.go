@@ -2,6 +2,8 @@ package copymode
 
 import (
 	"archive/tar"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -47,9 +49,6 @@ func TestCheckEntry(t *testing.T) {
 		{tar.Header{Name: "other.txt", Typeflag: tar.TypeReg}, "not a file it said had changed"},
 		{tar.Header{Name: "a.txt", Typeflag: tar.TypeLink, Linkname: "/etc/shadow"}, "not a regular file, directory or symlink"},
 		{tar.Header{Name: "a.txt", Typeflag: tar.TypeChar}, "not a regular file, directory or symlink"},
-		{tar.Header{Name: "abs", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}, "a symlink to the absolute path /etc/passwd"},
-		{tar.Header{Name: "up", Typeflag: tar.TypeSymlink, Linkname: "../.."}, "a symlink to ../.., which leaves the worktree"},
-		{tar.Header{Name: "up", Typeflag: tar.TypeSymlink, Linkname: ".git/config"}, "a symlink to .git/config, which is in a .git"},
 	} {
 		if got := w.checkEntry(&c.hdr, want, map[string]incoming{}); got != c.want {
 			t.Errorf("checkEntry(%s %c -> %s) = %q, want %q", c.hdr.Name, c.hdr.Typeflag, c.hdr.Linkname, got, c.want)
@@ -57,5 +56,50 @@ func TestCheckEntry(t *testing.T) {
 	}
 	if got := w.checkEntry(&tar.Header{Name: "a.txt", Typeflag: tar.TypeReg}, want, map[string]incoming{"a.txt": {}}); got != "sent twice" {
 		t.Errorf("a second a.txt: %q", got)
+	}
+}
+
+// TestLinkProblem resolves links as the file system will once the
+// changes are placed: through the links the container sent and those on
+// the host, never by the text of the target alone.
+func TestLinkProblem(t *testing.T) {
+	dir := t.TempDir()
+	w := Worktree{Dir: dir}
+	for _, p := range []string{"a1/b/c/d", "h/x/y"} {
+		if err := os.MkdirAll(filepath.Join(dir, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// On the host: a link to the worktree's top, four levels down, and a
+	// link that the changes delete.
+	for name, target := range map[string]string{"h/x/y/top": "../../..", "gone": "/etc"} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	received := map[string]incoming{
+		"a1/b/c/d/s": {link: "../../../.."}, // the worktree's top, sent
+		"a1/b/c/d/f": {staged: "x"},
+		"loop":       {link: "loop2"},
+		"loop2":      {link: "loop"},
+	}
+	deleted := map[string]bool{"gone": true}
+	for _, c := range []struct{ name, target, want string }{
+		{"dir/link", "../a.txt", ""},
+		{"a1/b/c/d/ok", "s/a1/b", ""},
+		{"a1/b/c/d/f2", "f", ""},
+		{"gone2", "gone/x", ""},
+		{"abs", "/etc/passwd", "a symlink to the absolute path /etc/passwd"},
+		{"up", "../..", "a symlink to ../.., which leaves the worktree"},
+		{"top", ".", "a symlink to ., which leaves the worktree"},
+		{"dot", ".git/config", "a symlink to .git/config, which is in a .git"},
+		{"t", "a1/b/c/d/s/../../..", "a symlink to a1/b/c/d/s/../../.., which leaves the worktree"},
+		{"u", "h/x/y/top/..", "a symlink to h/x/y/top/.., which leaves the worktree"},
+		{"v", "a1/b/c/d/s/.git/hooks", "a symlink to a1/b/c/d/s/.git/hooks, which is in a .git"},
+		{"l", "loop", "a symlink to loop, which leaves the worktree"},
+	} {
+		if got := w.linkProblem(c.name, c.target, received, deleted); got != c.want {
+			t.Errorf("linkProblem(%s -> %s) = %q, want %q", c.name, c.target, got, c.want)
+		}
 	}
 }

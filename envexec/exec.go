@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"syscall"
 	"time"
 
@@ -93,10 +94,26 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 		rp.Warnf("%s: %v", env.Identity, err)
 	}
 	code, err := rt.Exec(ctx, id, spec)
-	if _, berr := sandbox.BringBackEnv(context.WithoutCancel(ctx), rp, nil, env); berr != nil {
+	bctx, stop := exchangeContext(ctx)
+	defer stop()
+	if _, berr := sandbox.BringBackEnv(bctx, rp, nil, env); berr != nil {
 		rp.Warnf("%s: %v; it stays in the container: `git apex sync %s` retries, and so does the next exec", env.Identity, berr, env.Identity)
 	}
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err() // interrupted during the exchange
+	}
 	return code, err
+}
+
+// exchangeContext is the context of the exchange after a command: ctx,
+// so that an interrupt stops it; or when the interrupt already stopped
+// the command, a new one that the next SIGINT or SIGTERM ends. Either way
+// each read from the container is bounded ([container].exchange_timeout).
+func exchangeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return signal.NotifyContext(context.WithoutCancel(ctx), os.Interrupt, syscall.SIGTERM)
 }
 
 // runLocal runs a command in the env's directory on the host, in the

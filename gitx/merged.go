@@ -115,7 +115,7 @@ func (r *Repo) changeInBase(ctx context.Context, c MergeCheck) (bool, error) {
 
 // patchIDs runs `git patch-id --stable` over patches and returns the ids.
 func (r *Repo) patchIDs(ctx context.Context, patches string) ([]string, error) {
-	out, err := run(ctx, command{dir: r.CommonDir, args: []string{"patch-id", "--stable"}, readOnly: true, stdin: patches})
+	out, err := run(ctx, command{dir: r.CommonDir, args: []string{"patch-id", "--stable"}, readOnly: true, stdin: strings.NewReader(patches)})
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func (r *Repo) TouchedPaths(ctx context.Context, pairs [][2]string) ([][]string,
 	}
 	// --always prints a header for every pair, even one with no change; a
 	// header starting with NUL cannot be mistaken for a path.
-	out, err := run(ctx, command{dir: r.CommonDir, readOnly: true, stdin: in.String(),
+	out, err := run(ctx, command{dir: r.CommonDir, readOnly: true, stdin: strings.NewReader(in.String()),
 		args: []string{"diff-tree", "--stdin", "--always", "-r", "--name-only", "--format=%x00pair"}})
 	if err != nil {
 		return nil, err

@@ -257,7 +257,7 @@ func (r *Repo) PackCommit(ctx context.Context, commit, packDir string) error {
 		return err
 	}
 	c := r.command(r.CommonDir, []string{"pack-objects", "-q", filepath.Join(packDir, "pack")}, false)
-	c.stdin = objects
+	c.stdin = strings.NewReader(objects)
 	_, err = run(ctx, c)
 	return err
 }

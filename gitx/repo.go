@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,7 +107,7 @@ type command struct {
 	args     []string
 	readOnly bool     // sets GIT_OPTIONAL_LOCKS=0
 	env      []string // nil: gitEnv()
-	stdin    string
+	stdin    io.Reader
 	// inEnv marks a command run in an environment's worktree: it runs no
 	// hooks and does not recurse into submodules, whatever the
 	// repository's config says.
@@ -138,16 +139,8 @@ func run(ctx context.Context, c command) (string, error) {
 	if c.inEnv {
 		args = append(args, envConfig...)
 	}
-	watched := ""
-	if c.inEnv {
-		watched = c.dir // an env's worktree: no trap there may hold git
-	}
-	ctx, trapped, stop := trap.Watch(ctx, watched)
-	defer stop()
-	if err := trapped(); err != nil {
-		return "", err
-	}
-	cmd := exec.CommandContext(ctx, "git", append(args, c.args...)...)
+	watched, trapped := trap.Watch(ctx, c.dir, c.inEnv) // in an env's worktree, no trap may hold git
+	cmd := exec.CommandContext(watched, "git", append(args, c.args...)...)
 	// Interrupted, git gets SIGTERM, so it removes its lock files; a hook
 	// it started may still hold its output open, so stop waiting after a
 	// while (then it is killed).
@@ -161,9 +154,7 @@ func run(ctx context.Context, c command) (string, error) {
 	if c.readOnly {
 		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], "GIT_OPTIONAL_LOCKS=0")
 	}
-	if c.stdin != "" {
-		cmd.Stdin = strings.NewReader(c.stdin)
-	}
+	cmd.Stdin = c.stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if c.terminal {
@@ -173,11 +164,8 @@ func run(ctx context.Context, c command) (string, error) {
 		}
 	}
 	err := cmd.Run()
-	if terr := trapped(); terr != nil {
+	if terr := trapped(); terr != nil || err == nil {
 		return stdout.String(), terr
-	}
-	if err == nil {
-		return stdout.String(), nil
 	}
 	if ctx.Err() != nil {
 		return stdout.String(), ctx.Err()

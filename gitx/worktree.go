@@ -1,6 +1,7 @@
 package gitx
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -180,14 +181,12 @@ func (l *Locked) AddWorktree(ctx context.Context, path, branch string, newBranch
 	return err
 }
 
-// RemoveWorktree runs `git worktree remove`; force discards changes.
-// A path whose directory is already gone only loses its registration.
-func (l *Locked) RemoveWorktree(ctx context.Context, path string, force bool) error {
-	args := []string{"worktree", "remove"}
-	if force {
-		args = append(args, "--force")
-	}
-	_, err := l.runIn(ctx, l.CommonDir, append(args, path)...)
+// RemoveWorktree runs `git worktree remove --force`: whatever the
+// worktree holds goes (callers check first that nothing would be lost:
+// git's own check is a git status no trap.Watch could stop). A path
+// whose directory is already gone only loses its registration.
+func (l *Locked) RemoveWorktree(ctx context.Context, path string) error {
+	_, err := l.runIn(ctx, l.CommonDir, "worktree", "remove", "--force", path)
 	return err
 }
 
@@ -229,14 +228,34 @@ func (l *Locked) Prune(ctx context.Context) error {
 }
 
 // FetchBundle brings ref from the bundle file into the repository as
-// dst, checking every object it receives (transfer.fsckObjects). The
-// bundle is data from outside: git runs no hooks, no maintenance and no
-// submodule fetch for it, and writes no FETCH_HEAD.
+// dst, once every object in it passed `git fsck`'s checks, warnings as
+// errors (a .gitmodules naming a path out or a url that is an option, a
+// .git in a tree, an overflowing date): git (2.39) fetches a bundle
+// unchecked whatever transfer.fsckObjects says, so its pack is indexed
+// first into a quarantine borrowing the repository's objects. No hooks,
+// maintenance, submodule fetch or FETCH_HEAD.
 func (l *Locked) FetchBundle(ctx context.Context, file, ref, dst string) error {
-	args := append(noHooks, "-c", "transfer.fsckObjects=true", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
-		"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-maintenance",
-		file, "+"+ref+":"+dst)
-	_, err := l.runIn(ctx, l.CommonDir, args...)
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pack := bufio.NewReader(f)
+	for line := ""; line != "\n" && err == nil; { // the header ends at an empty line (else index-pack fails)
+		line, err = pack.ReadString('\n')
+	}
+	quarantine, err := os.MkdirTemp(filepath.Join(l.CommonDir, "objects"), "incoming-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(quarantine)
+	env := append(gitEnv()[:len(gitEnv()):len(gitEnv())], "GIT_OBJECT_DIRECTORY="+quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(l.CommonDir, "objects"))
+	if _, err := run(ctx, command{dir: l.CommonDir, args: []string{"index-pack", "--stdin", "--fix-thin", "--strict"}, env: env, stdin: pack}); err != nil {
+		return fmt.Errorf("it holds objects that git's checks (those of git fsck) refuse: %w", err)
+	}
+	args := append(noHooks, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags",
+		"--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-maintenance", file, "+"+ref+":"+dst)
+	_, err = l.runIn(ctx, l.CommonDir, args...)
 	return err
 }
 

@@ -99,7 +99,7 @@ func One(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, wor
 	case Gitfile:
 		return gitx.Worktree{}, false, GitfileRefusal(env, d.problem)
 	case Trapped:
-		return gitx.Worktree{}, false, exitcode.New(exitcode.Refused, "refusing to run git in %s (%s): %s", env.Identity, env.Path, d.problem)
+		return gitx.Worktree{}, false, exitcode.New(exitcode.Refused, "refusing to run git in %s: %s", env.Identity, d.problem)
 	}
 	if err := Repair(ctx, r, lk, env, d); err != nil {
 		return gitx.Worktree{}, false, err
@@ -136,7 +136,7 @@ func Repair(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, 
 		r.Notef("%s: %s; marked destroyed%s", env.Identity, what, droppedNote(dropped))
 		if d.Found && lk != nil {
 			// Only the registration is left; removing it frees the branch.
-			if err := lk.RemoveWorktree(ctx, d.Worktree.Path, false); err != nil {
+			if err := lk.RemoveWorktree(ctx, d.Worktree.Path); err != nil {
 				r.Warnf("cannot unregister the missing worktree %s: %v", d.Worktree.Path, err)
 			}
 		}

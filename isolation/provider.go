@@ -73,7 +73,7 @@ func (worktreeProvider) create(ctx context.Context, lk *gitx.Locked, p *plan, t 
 		if wts, err := lk.Worktrees(ctx); err != nil {
 			errs = append(errs, err)
 		} else if _, ok := gitx.FindWorktree(wts, t.path); ok {
-			errs = append(errs, lk.RemoveWorktree(ctx, t.path, true))
+			errs = append(errs, lk.RemoveWorktree(ctx, t.path))
 		}
 		// The path did not exist before (check refuses one that does).
 		errs = append(errs, os.RemoveAll(t.path))
@@ -98,7 +98,7 @@ func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan, t targ
 	}
 	// From here the slot is the env's worktree: every failure undoes it.
 	got := made{pooled: true, undo: undoAll(unbranch(lk, p, t), func(ctx context.Context) error {
-		err := lk.RemoveWorktree(ctx, t.path, true)
+		err := lk.RemoveWorktree(ctx, t.path)
 		for _, dir := range madeDirs {
 			os.Remove(dir)
 		}
@@ -120,7 +120,7 @@ func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan, t targ
 }
 
 func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env) error {
-	return lk.RemoveWorktree(ctx, env.Path, true)
+	return lk.RemoveWorktree(ctx, env.Path)
 }
 
 // missingDirs lists the ancestors of path that do not exist yet, deepest

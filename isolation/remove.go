@@ -2,7 +2,6 @@ package isolation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/git-apex/git-apex/exitcode"
@@ -13,7 +12,6 @@ import (
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
-	"github.com/git-apex/git-apex/trap"
 	"github.com/git-apex/git-apex/words"
 )
 
@@ -28,6 +26,7 @@ type RemoveOptions struct {
 	BranchMerged bool
 	// Worktrees is git's worktree list, when the caller has one.
 	Worktrees []gitx.Worktree
+	BackErr   error // why a full env's container did not answer before the lock (service.Remove): not read again
 }
 
 // RemoveResult says what Remove did.
@@ -76,9 +75,12 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	forceHint := fmt.Sprintf("`git apex remove --force %s`", identity)
 
-	// A full env's container may have commits the host has not seen yet:
-	// they come back first, so that every check below sees them.
-	if back, err := sandbox.BringBackEnv(ctx, m.r, lk, env); err != nil && !opts.Force {
+	// What a full env's container made comes back first: every check below sees it.
+	back, err := sandbox.Result{}, opts.BackErr
+	if err == nil {
+		back, err = sandbox.BringBackEnv(ctx, m.r, lk, env)
+	}
+	if err != nil && !opts.Force {
 		return nil, refuse("cannot bring back what its container made: %v; its container is kept: make it answer again and retry with `git apex sync %s`, or run %s to discard what it made", err, identity, forceHint)
 	} else if err != nil {
 		m.r.Warnf("%s: %v; removing anyway (--force), what its container made since the last exec is lost", identity, err)
@@ -131,14 +133,10 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	dirtyRefusal := func() error {
 		changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()})
-		var trapped *trap.Error
-		switch {
-		case errors.As(err, &trapped):
-			return refuse("%v", err)
-		case err == nil && changes.Dirty():
-			return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
+		if err != nil || !changes.Dirty() {
+			return err // a trap.Error among them: it names the worktree
 		}
-		return err
+		return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
 	}
 	if env.Live() && len(hooks.PreRemove) > 0 {
 		// The hook runs only once nothing can refuse the removal.
@@ -163,8 +161,8 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	if removeTree {
 		// git worktree remove would check this in a git status of its own,
-		// which no trap.Watch could stop, and refuses
-		// any worktree with submodules: this one counts them.
+		// which no trap.Watch could stop, and refuses any worktree with
+		// submodules: this one counts them.
 		if !opts.Force {
 			if err := dirtyRefusal(); err != nil {
 				return nil, err

@@ -101,6 +101,11 @@ type Container struct {
 	// results copied back), or "auto": mount when the engine runs on
 	// this machine (container.Endpoint.Local), else copy.
 	Transfer string `toml:"transfer"`
+	// MaxTransfer caps what one exchange takes in from a container: the
+	// bundle of its commits, copy mode's tar of its files.
+	MaxTransfer ByteSize `toml:"max_transfer"`
+	// ExchangeTimeout bounds each read from a container in an exchange.
+	ExchangeTimeout Duration `toml:"exchange_timeout"`
 }
 
 // Workflow is one [workflow.NAME] table.
@@ -166,8 +171,9 @@ func Default() *Policy {
 			StaleAfter:           Duration(7 * 24 * time.Hour),
 			Submodules:           true,
 		},
-		Container: Container{Network: "bridge", User: "host", Shell: "/bin/sh", ConnectTimeout: Duration(20 * time.Second), Transfer: "auto"},
-		Requests:  Requests{Host: "auto"},
+		Container: Container{Network: "bridge", User: "host", Shell: "/bin/sh", ConnectTimeout: Duration(20 * time.Second), Transfer: "auto",
+			MaxTransfer: 1 << 30, ExchangeTimeout: Duration(5 * time.Minute)},
+		Requests: Requests{Host: "auto"},
 	}
 }
 
@@ -206,7 +212,7 @@ func ParseDuration(s string) (time.Duration, error) {
 	return v, nil
 }
 
-// ByteSize is a memory size in Docker's notation: a number with an
+// ByteSize is a size in Docker's notation: a number with an
 // optional unit b, k, m or g, each 1024 times the one before.
 type ByteSize int64
 
@@ -221,8 +227,8 @@ func (b *ByteSize) UnmarshalText(text []byte) error {
 		}
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v <= 0 {
-		return fmt.Errorf("invalid memory size %q: use a number with a unit, like 512m or 2g", string(text))
+	if err != nil || !(v*float64(unit) >= 1) || v*float64(unit) >= math.MaxInt64 { // NaN and Inf fail too
+		return fmt.Errorf("invalid size %q: use a number with a unit, like 512m or 2g", string(text))
 	}
 	*b = ByteSize(v * float64(unit))
 	return nil

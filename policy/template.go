@@ -77,6 +77,10 @@ shell = "/bin/sh"
 # How the container gets the worktree: "mount", "copy" (in at the start,
 # back after each command), or "auto" (mount when the engine is local).
 # transfer = "auto"
+# What one exchange may take back from the container (its commits, copy
+# mode's files), and how long each read from it may take.
+# max_transfer = "1g"
+# exchange_timeout = "5m"
 
 # [workflow.feature]
 # isolation = "full"

@@ -74,6 +74,9 @@ func (p *Policy) validate() *Error {
 	if c.ConnectTimeout <= 0 {
 		return bad("container.connect_timeout", "must be longer than 0, like \"20s\"")
 	}
+	if c.ExchangeTimeout <= 0 {
+		return bad("container.exchange_timeout", "must be longer than 0, like \"5m\"")
+	}
 	if c.Transfer != "auto" && c.Transfer != "mount" && c.Transfer != "copy" {
 		return bad("container.transfer", "unknown transfer %q: use \"auto\", \"mount\" or \"copy\"", c.Transfer)
 	}

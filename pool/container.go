@@ -8,6 +8,7 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
+	"github.com/git-apex/git-apex/state"
 )
 
 // Container makes a container for a batch task in a leased slot, as a
@@ -33,6 +34,13 @@ func (p *Pool) Container(ctx context.Context, l *Lease, id policy.Identity, engi
 	if engine == nil {
 		if reason := sandbox.Ready(ctx, p.r, pol); reason != "" {
 			return "", exitcode.New(exitcode.Runtime, "cannot run %s in a container: %s", id, reason)
+		}
+	}
+	if engine != nil && l.warm == (state.Warm{}) {
+		// The engine is recorded first, for reclaimDead should this process die.
+		l.warm = state.Warm{Engine: engine.Name}
+		if err := p.r.Store.Pool().SetWarm(ctx, l.Slot.ID, l.warm); err != nil {
+			return "", err
 		}
 	}
 	l.box = id.String()

@@ -118,7 +118,7 @@ func (p *Pool) newSlot(ctx context.Context, commit string, pid int, start int64,
 	}
 	slot, err := p.r.Store.Pool().Add(ctx, dir, commit, pid, start)
 	if err != nil {
-		lk.RemoveWorktree(context.WithoutCancel(ctx), dir, true)
+		lk.RemoveWorktree(context.WithoutCancel(ctx), dir)
 	}
 	return slot, err
 }
@@ -149,16 +149,23 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 
 // resetSlot puts a slot back at its pool commit, clean, and idle. A slot
 // whose directory is gone is forgotten. A contained slot (a container
-// worked in it) is reset without entering its submodules, whose .git
-// files the container could have pointed anywhere: one whose pool commit
-// has submodules is removed instead.
+// worked in it; the caller has removed the container) is reset without
+// entering its submodules, whose .git files the container could have
+// pointed anywhere, then checked (see tainted): one whose pool commit has
+// submodules, or that the check finds tainted, is removed instead.
 func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, contained bool) error {
 	if gitx.Exists(s.Path) {
 		err := p.r.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
-		if err == nil {
-			return p.r.Store.Pool().Free(ctx, s.ID, s.PoolCommit)
+		why := ""
+		if err == nil && contained {
+			why = tainted(s.Path)
 		}
-		if !errors.Is(err, gitx.ErrSubmodules) {
+		switch {
+		case err == nil && why == "":
+			return p.r.Store.Pool().Free(ctx, s.ID, s.PoolCommit)
+		case why != "":
+			p.r.Warnf("pool slot %s is removed, not reused: a container left %s in it", s.Path, why)
+		case !errors.Is(err, gitx.ErrSubmodules):
 			return fmt.Errorf("cannot reset pool slot %s: %w", s.Path, err)
 		}
 	}
@@ -170,7 +177,7 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 		}
 		defer lk.Unlock()
 	}
-	if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && gitx.Exists(s.Path) {
+	if err := lk.RemoveWorktree(ctx, s.Path); err != nil && gitx.Exists(s.Path) {
 		return err
 	}
 	return p.r.Store.Pool().Drop(ctx, s.ID)
@@ -208,7 +215,7 @@ func (p *Pool) Drain(ctx context.Context, all bool) (int, error) {
 			continue
 		}
 		p.dropWarm(ctx, s, nil)
-		if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && gitx.Exists(s.Path) {
+		if err := lk.RemoveWorktree(ctx, s.Path); err != nil && gitx.Exists(s.Path) {
 			return n, err
 		}
 		if err := p.r.Store.Pool().Drop(ctx, s.ID); err != nil {
@@ -264,12 +271,16 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 				return nil, err
 			}
 		}
-		if slot == nil { // only slots with warm containers are idle: take one's slot
+		if slot == nil { // only slots with warm containers are idle: free one's slot
 			if slot, err = p.r.Store.Pool().Lease(ctx, pid, start, true); err != nil {
 				return nil, err
 			}
-			if slot != nil {
+			if slot != nil { // its container wrote there at will: reset and checked, then leased again
 				p.dropWarm(ctx, slot, nil)
+				if err := p.resetSlot(ctx, nil, slot, true); err != nil {
+					return nil, err
+				}
+				continue
 			}
 		}
 		if slot != nil {
@@ -302,20 +313,22 @@ func (p *Pool) Release(ctx context.Context, l *Lease) error {
 	return p.resetSlot(ctx, nil, l.Slot, l.contained)
 }
 
-// Take moves an idle slot's worktree to path and takes the slot out of
-// the pool: the worktree is then the caller's, at the slot's commit,
-// detached. taken is the slot as it was (its path, its commit); nil when
-// no slot was idle or the slot could not be moved (a slot with
-// submodules, another file system): the caller then makes its worktree
-// afresh. When taken, the worktree is at path even if err is not nil. The
-// caller holds the lock.
+// Take moves an idle slot without a warm container to path and takes the
+// slot out of the pool: the worktree is then the caller's, at the slot's
+// commit, detached. taken is the slot as it was (its path, its commit);
+// nil when no such slot was idle or the slot could not be moved (a slot
+// with submodules, another file system): the caller then makes its
+// worktree afresh. When taken, the worktree is at path even if err is
+// not nil. The caller holds the lock. A warm container's slot is never
+// taken: the container writes there at will (see "Warm containers"),
+// and every other idle slot was reset, and checked when a container had
+// worked there, once no container could write there any more.
 func (p *Pool) Take(ctx context.Context, lk *gitx.Locked, path string) (taken *state.Slot, err error) {
 	pid, start := hostexec.Self()
-	slot, err := p.r.Store.Pool().Lease(ctx, pid, start, true)
+	slot, err := p.r.Store.Pool().Lease(ctx, pid, start, false)
 	if slot == nil || err != nil {
 		return nil, err
 	}
-	p.dropWarm(ctx, slot, nil)
 	if err := lk.MoveWorktree(ctx, slot.Path, path); err != nil {
 		return nil, p.Release(ctx, &Lease{Slot: slot})
 	}

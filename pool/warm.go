@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostexec"
@@ -129,14 +130,20 @@ func (p *Pool) dropWarm(ctx context.Context, slot *state.Slot, engine *sandbox.E
 	slot.Warm = state.Warm{}
 }
 
-// reclaimDead removes what a dead holder left of a warm container in its
-// slot, found by the slot's sandbox: one a killed `pool warm` was
-// making, or one a killed batch task had taken. Either is named after the
-// slot, on the engine the slot records.
+// reclaimDead removes what a dead holder left of a container in its
+// slot, before the slot is reset: a warm container a killed `pool warm`
+// was making, or one a killed batch task had taken, found by the slot's
+// sandbox; and any container labelled as working in the slot (a killed
+// batch's task container, still running, still writing there), found on
+// the engine the slot records, with its sandbox. Containers are looked
+// for only when some sandbox exists: a holder that made none left none.
 func (p *Pool) reclaimDead(ctx context.Context, slot *state.Slot) {
 	box := sandbox.For(p.r, boxOf(slot), slot.Path, "")
 	if _, err := os.Lstat(box.Dir()); err == nil {
 		slot.Warm.Container = box.Name()
+	}
+	if boxes, _ := os.ReadDir(sandbox.Root(p.r)); len(boxes) > 0 {
+		warmer{p}.removeLeft(ctx, slot)
 	}
 	p.dropWarm(ctx, slot, nil) // and forgets the engine recorded
 }
@@ -346,11 +353,9 @@ func (w warmer) removeWarm(ctx context.Context, slot *state.Slot, engine *sandbo
 	rec := slot.Warm
 	var err error
 	if engine == nil && rec.Engine != "" {
-		var pol *policy.Policy
-		if pol, err = w.r.Policy(); err == nil {
-			if engine, err = sandbox.Connect(ctx, pol, rec.Engine); err == nil {
-				defer engine.Runtime.Close()
-			}
+		var done func()
+		if engine, done, err = w.connect(ctx, rec.Engine); err == nil {
+			defer done()
 		}
 	}
 	var on *sandbox.Engine
@@ -361,12 +366,65 @@ func (w warmer) removeWarm(ctx context.Context, slot *state.Slot, engine *sandbo
 		err = on.Runtime.Remove(ctx, rec.Container)
 	}
 	if err != nil {
-		where := "this machine's engine"
-		if rec.Engine != "" {
-			where = "engine " + rec.Engine
-		}
 		w.r.Warnf("cannot remove the warm container %s on %s: %v; remove it with `docker rm -f %s` there",
-			sandbox.ContainerName(w.r, boxOf(slot)), where, err, rec.Container)
+			sandbox.ContainerName(w.r, boxOf(slot)), engineWhere(rec.Engine), err, rec.Container)
 	}
 	os.RemoveAll(sandbox.For(w.r, boxOf(slot), slot.Path, "").Dir())
+}
+
+// removeLeft removes the containers labelled as working in a dead
+// holder's slot, on the engine the slot records, and their sandboxes,
+// for reclaimDead. One that cannot be removed is named with how to
+// remove it.
+func (w warmer) removeLeft(ctx context.Context, slot *state.Slot) {
+	var engine *sandbox.Engine
+	var err error
+	if slot.Warm.Engine != "" {
+		var done func()
+		if engine, done, err = w.connect(ctx, slot.Warm.Engine); err == nil {
+			defer done()
+		}
+	}
+	var on *sandbox.Engine
+	if err == nil {
+		on, err = sandbox.EngineOf(ctx, w.r, engine)
+	}
+	var left []container.ContainerInfo
+	if err == nil {
+		left, err = on.Runtime.List(ctx, map[string]string{sandbox.LabelRepo: w.r.Key(), sandbox.LabelWorktree: slot.Path})
+	}
+	if err != nil {
+		w.r.Warnf("cannot look for containers left working in pool slot %s on %s: %v; remove those labelled %s=%s there with `docker rm -f`",
+			slot.Path, engineWhere(slot.Warm.Engine), err, sandbox.LabelWorktree, slot.Path)
+		return
+	}
+	for _, c := range left {
+		if err := on.Runtime.Remove(ctx, c.ID); err != nil {
+			w.r.Warnf("cannot remove the container %s left in pool slot %s: %v; remove it with `docker rm -f %s`", c.Name, slot.Path, err, c.ID)
+			continue
+		}
+		os.RemoveAll(sandbox.For(w.r, c.Labels[sandbox.LabelEnv], slot.Path, "").Dir())
+	}
+}
+
+// connect connects to the engine named (a Docker context) under the
+// repository's policy; done closes it.
+func (w warmer) connect(ctx context.Context, name string) (*sandbox.Engine, func(), error) {
+	pol, err := w.r.Policy()
+	if err != nil {
+		return nil, nil, err
+	}
+	engine, err := sandbox.Connect(ctx, pol, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return engine, func() { engine.Runtime.Close() }, nil
+}
+
+// engineWhere names an engine for a message.
+func engineWhere(name string) string {
+	if name == "" {
+		return "this machine's engine"
+	}
+	return "engine " + name
 }

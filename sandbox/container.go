@@ -15,12 +15,14 @@ import (
 	"github.com/git-apex/git-apex/repo"
 )
 
-// Container labels: how git-apex finds its own containers, and which
-// layout of mounts a container has.
+// Container labels: how git-apex finds its own containers, which layout
+// of mounts a container has, and which worktree it works in (how the
+// pool finds the containers a dead holder left over a slot).
 const (
-	LabelEnv    = "git-apex.env"
-	LabelRepo   = "git-apex.repo"
-	LabelLayout = "git-apex.layout"
+	LabelEnv      = "git-apex.env"
+	LabelRepo     = "git-apex.repo"
+	LabelLayout   = "git-apex.layout"
+	LabelWorktree = "git-apex.worktree"
 )
 
 // Layout is the mount layout containers are made with now: a private git
@@ -95,7 +97,7 @@ func (s *Sandbox) spec(pol *policy.Policy, trusted bool, user string) container.
 	spec := container.ContainerSpec{
 		Name:   s.name,
 		Image:  c.Image,
-		Labels: map[string]string{LabelEnv: s.identity, LabelRepo: s.r.Key(), LabelLayout: Layout},
+		Labels: map[string]string{LabelEnv: s.identity, LabelRepo: s.r.Key(), LabelLayout: Layout, LabelWorktree: s.worktree},
 		Binds: []container.Bind{
 			{Source: s.worktree, Target: s.worktree},
 			{Source: s.gitfile(), Target: filepath.Join(s.worktree, ".git"), ReadOnly: true},

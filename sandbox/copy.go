@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"io"
 
 	"github.com/git-apex/git-apex/copymode"
 	"github.com/git-apex/git-apex/policy"
@@ -59,7 +60,8 @@ func (s *Sandbox) Copied() bool { return copymode.Marked(s.dir) }
 
 // copied is the sandbox's worktree as copy mode moves it.
 func (s *Sandbox) copied() copymode.Worktree {
-	return copymode.Worktree{Dir: s.worktree, StateDir: s.dir, Identity: s.identity, Skip: s.gitlinks(), GitEnv: s.gitEnv()}
+	return copymode.Worktree{Dir: s.worktree, StateDir: s.dir, Identity: s.identity, Skip: s.gitlinks(), GitEnv: s.gitEnv(),
+		Limit: func(w io.Writer) io.Writer { return s.limited(w, policyOf(s.r).Container) }}
 }
 
 // CopyFiles gives the sandbox's container ctr the files at paths

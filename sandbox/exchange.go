@@ -9,10 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/git-apex/git-apex/container"
+	"github.com/git-apex/git-apex/copymode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 )
 
@@ -61,9 +64,10 @@ func (s *Sandbox) Unchanged() bool {
 // the host, by fast-forward only: commits that are not a fast-forward,
 // that add submodules, or that the host's staged changes stand in the way
 // of, are kept under refs/apex/kept/ instead. A copied container's
-// changed files come back first (copymode.Worktree.BringFiles). It takes the repository
-// lock for the update unless lk is held already. When the sandbox's tip
-// did not move it costs one file read, and needs no runtime.
+// changed files come back first (copymode.Worktree.Receive, then Place).
+// It takes the repository lock for the update unless lk is held already,
+// and only once everything is read from the container. When the
+// sandbox's tip did not move it costs one file read, and needs no runtime.
 func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (Result, error) {
 	if s.Unchanged() {
 		return Result{}, nil
@@ -87,9 +91,12 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	if err != nil {
 		return Result{}, err
 	}
-	split := &firstLine{rest: out}
+	c := policyOf(s.r).Container
+	split := &firstLine{rest: s.limited(out, c)}
 	var stderr bytes.Buffer
-	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", exportScript, "export", s.ref, basis},
+	rctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
+	defer cancel()
+	code, err := rt.Exec(rctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", exportScript, "export", s.ref, basis},
 		WorkDir: s.worktree, Env: s.gitEnv(), Stdout: split, Stderr: &stderr})
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -98,7 +105,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 		err = fmt.Errorf("exit status %d: %s", code, strings.TrimSpace(stderr.String()))
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("cannot read the commits made in the container: %w", err)
+		return Result{}, fmt.Errorf("cannot read the commits made in the container: %w", readError(ctx, rctx, c, err))
 	}
 	tip := strings.TrimSpace(split.line.String())
 	if tip == "" && !copied {
@@ -106,6 +113,15 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	}
 	if tip != "" && !gitx.IsObjectID(tip) {
 		return Result{}, fmt.Errorf("cannot read the commits made in the container: it answered %q", repo.Short(tip))
+	}
+	var files *copymode.Incoming
+	if copied {
+		fctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
+		defer cancel()
+		if files, err = s.copied().Receive(fctx, rt, ctr); err != nil {
+			return Result{}, fmt.Errorf("cannot bring back the container's files: %w", readError(ctx, fctx, c, err))
+		}
+		defer files.Discard()
 	}
 	if lk == nil {
 		if lk, err = s.r.Lock(ctx); err != nil {
@@ -118,7 +134,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	}
 	var b Result
 	if copied {
-		if b.Files, b.Conflicts, err = s.copied().BringFiles(ctx, rt, ctr); err != nil {
+		if b.Files, b.Conflicts, err = s.copied().Place(files); err != nil {
 			s.report(b)
 			return b, fmt.Errorf("cannot bring back the container's files: %w", err)
 		}
@@ -139,7 +155,7 @@ func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle string, ha
 	if hasBundle {
 		staging := "refs/apex/incoming/" + s.identity
 		if err := lk.FetchBundle(ctx, bundle, s.ref, staging); err != nil {
-			return res, fmt.Errorf("cannot take the container's commits: %w", err)
+			return res, fmt.Errorf("cannot take the container's commits, so none of them was taken and %s is unchanged: %w", strings.TrimPrefix(s.ref, "refs/heads/"), err)
 		}
 		defer lk.DeleteRef(context.WithoutCancel(ctx), staging)
 		fetched, err := s.r.Git.Commit(ctx, staging)
@@ -222,17 +238,51 @@ func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string
 			strings.Join(strays, ", "), s.name)
 	}
 	var stderr bytes.Buffer
-	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", importScript, "import", s.ref, host, last.private},
+	c := policyOf(s.r).Container
+	rctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
+	defer cancel()
+	code, err := rt.Exec(rctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", importScript, "import", s.ref, host, last.private},
 		WorkDir: s.worktree, Env: s.gitEnv(), Stdout: io.Discard, Stderr: &stderr})
 	switch {
 	case err != nil:
-		return fmt.Errorf("cannot give the container the host's commits: %w", err)
+		return fmt.Errorf("cannot give the container the host's commits: %w", readError(ctx, rctx, c, err))
 	case code == 3:
 		return nil
 	case code != 0:
 		return fmt.Errorf("cannot give the container the host's commits: exit status %d: %s", code, strings.TrimSpace(stderr.String()))
 	}
 	return s.saveSynced(host, host)
+}
+
+// policyOf is r's policy, or the built-in one when its .apex.toml cannot
+// be read: an exchange is never held up by that.
+func policyOf(r *repo.Repo) *policy.Policy {
+	if pol, err := r.Policy(); err == nil {
+		return pol
+	}
+	return policy.Default()
+}
+
+// limited is w taking in at most the policy's max_transfer, or the space
+// free on the disk of the sandbox (where everything from its container
+// is kept before it is taken in) when that is less.
+func (s *Sandbox) limited(w io.Writer, c policy.Container) io.Writer {
+	var st syscall.Statfs_t
+	if syscall.Statfs(s.dir, &st) == nil {
+		if free := int64(st.Bavail) * int64(st.Bsize); free < int64(c.MaxTransfer) {
+			return container.Limit(w, free, s.dir)
+		}
+	}
+	return container.Limit(w, int64(c.MaxTransfer), "")
+}
+
+// readError is err, from a read from a container under rctx (ctx with
+// the policy's exchange_timeout c), or what the timeout ran out on.
+func readError(ctx, rctx context.Context, c policy.Container, err error) error {
+	if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("it did not finish within %s ([container].exchange_timeout; raise it in .apex.toml if that is too short)", time.Duration(c.ExchangeTimeout))
+	}
+	return err
 }
 
 // gitEnv is the environment of git-apex's own git commands inside a

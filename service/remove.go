@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/sandbox"
 )
 
 // RemoveRequest asks to remove an env (isolation.Manager.Remove).
@@ -24,8 +25,15 @@ type Removal struct {
 
 // Remove removes an env's worktree and marks it destroyed; it refuses
 // (exit 3, changing nothing) to lose work unless forced.
+// A full env's container is read first, before the repository lock, so
+// that one that does not answer holds up no other command; what it makes
+// meanwhile comes back under the lock (a file read when nothing).
 func (s *Service) Remove(ctx context.Context, r RemoveRequest) (*Removal, error) {
-	res, err := s.m.Remove(ctx, r.Identity, isolation.RemoveOptions{Force: r.Force, DeleteBranch: r.DeleteBranch, Cwd: r.Cwd})
+	opts := isolation.RemoveOptions{Force: r.Force, DeleteBranch: r.DeleteBranch, Cwd: r.Cwd}
+	if env, _, err := s.r.Resolve(ctx, r.Identity); err == nil {
+		_, opts.BackErr = sandbox.BringBackEnv(ctx, s.r, nil, env)
+	}
+	res, err := s.m.Remove(ctx, r.Identity, opts)
 	if err != nil {
 		return nil, identityError(err)
 	}

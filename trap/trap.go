@@ -88,40 +88,42 @@ func (e *Error) Error() string {
 	for i, t := range e.Traps {
 		rel[i], _ = filepath.Rel(e.Dir, t)
 	}
-	return "its worktree holds special files where git opens files of its own (" + strings.Join(rel, ", ") +
+	return "the worktree " + e.Dir + " holds special files where git opens files of its own (" + strings.Join(rel, ", ") +
 		"): git would wait on them for ever. Remove them with `rm " + strings.Join(e.Traps, " ") + "`"
 }
 
 // ExitCode reports that a trapped worktree is a refusal (exit 3).
 func (e *Error) ExitCode() int { return exitcode.Refused }
 
-// Watch keeps a git command in the worktree dir ("": none) from waiting
-// for ever on a trap there. The command runs under the context it
-// returns, and only when trapped reports nothing at first: the top of
-// dir holds no trap. Once the command has run for Wait, Watch looks for
-// traps in the whole worktree and, when it finds any, cancels the
-// context; trapped then reports them. stop ends the watch.
-func Watch(ctx context.Context, dir string) (_ context.Context, trapped func() error, stop func()) {
+// Watch keeps a git command in the worktree dir (when on) from waiting
+// for ever on a trap there: the command runs under the context Watch
+// returns, which is done at once when the top of dir holds a trap, and
+// once the command has run for Wait, done as soon as a look at the whole
+// worktree finds any. trapped, called once the command has ended, ends
+// the watch and returns the *Error that stopped the command, or nil.
+func Watch(ctx context.Context, dir string, on bool) (_ context.Context, trapped func() error) {
+	ctx, cancel := context.WithCancel(ctx)
 	var found atomic.Pointer[Error]
-	trapped = func() error {
+	report := func() error {
+		cancel()
 		if e := found.Load(); e != nil {
 			return e
 		}
 		return nil
 	}
-	if dir == "" {
-		return ctx, trapped, func() {}
+	if !on {
+		return ctx, report
 	}
 	if AtTop(dir) {
 		found.Store(In(dir))
-		return ctx, trapped, func() {}
+		cancel()
+		return ctx, report
 	}
-	ctx, cancel := context.WithCancel(ctx)
 	watch := time.AfterFunc(Wait, func() {
 		if e := In(dir); len(e.Traps) > 0 {
 			found.Store(e)
 			cancel()
 		}
 	})
-	return ctx, trapped, func() { watch.Stop(); cancel() }
+	return ctx, func() error { watch.Stop(); return report() }
 }

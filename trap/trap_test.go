@@ -44,14 +44,13 @@ func TestFind(t *testing.T) {
 	}
 }
 
-// TestWatch: a trap at the top is reported before anything runs; one
-// below cancels the command's context once it has run for Wait.
+// TestWatch: a trap at the top stops the command before it runs; one
+// below, once it has run for Wait; off, nothing is watched.
 func TestWatch(t *testing.T) {
 	dir := t.TempDir()
 	mkfifo(t, filepath.Join(dir, "sub", ".gitignore"))
-	ctx, trapped, stop := Watch(context.Background(), dir)
-	defer stop()
-	if trapped() != nil {
+	ctx, trapped := Watch(context.Background(), dir, true)
+	if ctx.Err() != nil {
 		t.Fatal("a trap below the top stopped the command before it ran")
 	}
 	<-ctx.Done() // a command would wait here for ever, on the pipe
@@ -60,12 +59,10 @@ func TestWatch(t *testing.T) {
 		t.Fatalf("trapped() = %v", err)
 	}
 	mkfifo(t, filepath.Join(dir, ".gitmodules"))
-	if _, trapped, _ := Watch(context.Background(), dir); trapped() == nil {
+	if ctx, trapped := Watch(context.Background(), dir, true); ctx.Err() == nil || trapped() == nil {
 		t.Fatal("a trap at the top did not stop the command at once")
 	}
-	if ctx, trapped, stop := Watch(context.Background(), ""); trapped() != nil || ctx.Err() != nil {
-		t.Fatal("watching no worktree stopped something")
-	} else {
-		stop()
+	if ctx, trapped := Watch(context.Background(), dir, false); ctx.Err() != nil || trapped() != nil {
+		t.Fatal("watching nothing stopped the command")
 	}
 }

@@ -1,0 +1,51 @@
+package pool
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// tainted checks a contained slot after its reset, when no container can
+// write there any more: reset and clean have put back every tracked file
+// and removed every other, but not what git does not track of a file. It
+// returns what it finds, "" when nothing: a special file (a FIFO, a
+// socket, a device), a set-id or sticky bit, a file or directory anyone
+// may write, a file with another link (a hard link would share the env's
+// file with the link's), or one owned by another user than this
+// process's. Symbolic links are not followed.
+func tainted(dir string) string {
+	uid := os.Geteuid()
+	found := ""
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			found = "an entry it cannot read (" + err.Error() + ")"
+			return filepath.SkipAll
+		}
+		info, err := d.Info()
+		if err != nil {
+			found = "an entry it cannot read (" + err.Error() + ")"
+			return filepath.SkipAll
+		}
+		rel, _ := filepath.Rel(dir, path)
+		mode := info.Mode()
+		st, _ := info.Sys().(*syscall.Stat_t)
+		switch {
+		case mode&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0:
+			found = "the special file " + rel
+		case mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0:
+			found = "a set-id or sticky bit on " + rel
+		case mode&fs.ModeSymlink == 0 && mode.Perm()&0o002 != 0:
+			found = "a world-writable " + rel
+		case st != nil && mode.IsRegular() && uint64(st.Nlink) > 1:
+			found = "a second link to " + rel
+		case st != nil && int(st.Uid) != uid:
+			found = rel + ", owned by another user"
+		default:
+			return nil
+		}
+		return filepath.SkipAll
+	})
+	return found
+}
