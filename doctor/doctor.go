@@ -51,6 +51,9 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	add := func(check, status, format string, args ...any) {
 		out = append(out, Finding{Check: check, Status: status, Detail: fmt.Sprintf(format, args...)})
 	}
+	if err := d.r.Store.Check(ctx); err != nil {
+		return nil, err // damage, which the caller reports (or moves aside)
+	}
 	version, err := d.r.Store.Version(ctx)
 	if err != nil {
 		return nil, err
@@ -104,6 +107,8 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 			}
 		case drift.Kind == heal.Gitfile:
 			add(e.Identity, "problem", "%s; git-apex runs no git there until `git apex doctor --fix` restores it", drift.Describe(e))
+		case drift.Kind == heal.Trapped:
+			add(e.Identity, "problem", "%s; git-apex runs no git there until then", drift.Describe(e))
 		case fix && drift.Kind != heal.Stranger:
 			detail := drift.Describe(e)
 			if err := heal.Repair(ctx, d.r, lk, e, drift); err != nil {
