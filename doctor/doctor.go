@@ -8,6 +8,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -85,10 +86,14 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	}
 	defer lk.Unlock()
 	recovered, err := d.recoverCrashes(ctx, lk, fix)
+	out = append(out, recovered...)
+	if errors.Is(err, errWorktreesUnreadable) {
+		add("worktrees", "problem", "%v", err)
+		return out, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, recovered...)
 	worktrees, envs, err := d.r.Snapshot(ctx, lk)
 	if err != nil {
 		return nil, err
