@@ -55,9 +55,12 @@ func holdTerminal() (release func()) {
 	if ch == nil || !inForeground() {
 		return func() {}
 	}
+	quit := !signal.Ignored(syscall.SIGQUIT)
 	signal.Ignore(os.Interrupt, syscall.SIGQUIT)
 	return func() {
-		signal.Reset(syscall.SIGQUIT)
+		if quit {
+			signal.Reset(syscall.SIGQUIT)
+		}
 		signal.Notify(ch, os.Interrupt)
 	}
 }
