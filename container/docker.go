@@ -250,6 +250,16 @@ func (d *dockerRuntime) CopyTo(ctx context.Context, id, dir string, content io.R
 
 func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, error) {
 	terminal, size := terminalOf(s)
+	if terminal != nil {
+		// Keys reach the command as typed while the terminal is relayed
+		// (from before the command starts), and only then: it is restored
+		// before Exec returns.
+		old, err := term.MakeRaw(int(terminal.Fd()))
+		if err != nil {
+			return -1, err
+		}
+		defer term.Restore(int(terminal.Fd()), old)
+	}
 	created, err := d.cli.ExecCreate(ctx, id, client.ExecCreateOptions{
 		Cmd: s.Cmd, WorkingDir: s.WorkDir, User: s.User, Env: s.Env, TTY: s.TTY,
 		AttachStdin: s.Stdin != nil, AttachStdout: true, AttachStderr: true, ConsoleSize: size,
@@ -263,13 +273,6 @@ func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, e
 	}
 	defer att.Close()
 	if terminal != nil {
-		// Keys reach the command as typed while the terminal is relayed,
-		// and only then: it is restored before Exec returns.
-		old, err := term.MakeRaw(int(terminal.Fd()))
-		if err != nil {
-			return -1, err
-		}
-		defer term.Restore(int(terminal.Fd()), old)
 		defer d.followSize(ctx, created.ID, terminal)()
 	}
 	if s.Stdin != nil {
