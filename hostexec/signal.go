@@ -38,6 +38,9 @@ func SignalContext(parent context.Context) (context.Context, context.CancelFunc)
 	}()
 	return ctx, func() {
 		signal.Stop(ch)
+		interrupts.Lock()
+		interrupts.ch = nil
+		interrupts.Unlock()
 		cancel()
 	}
 }
