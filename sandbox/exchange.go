@@ -34,7 +34,7 @@ exec git bundle create - "$1" "^$2"`
 const importScript = `cur=$(git rev-parse -q --verify "$1") || cur=
 [ "$cur" = "$3" ] || exit 3
 if [ "$1" = HEAD ] || [ "$(git symbolic-ref -q HEAD)" = "$1" ]; then
-	git read-tree -m "$3" "$2" 2>/dev/null || git read-tree "$2" || exit 1
+	git read-tree -m -i "$3" "$2" 2>/dev/null || git read-tree "$2" || exit 1
 fi
 git update-ref --no-deref "$1" "$2" "$3"`
 
