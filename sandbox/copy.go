@@ -2,8 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/copymode"
 	"github.com/git-apex/git-apex/policy"
 )
@@ -34,9 +38,10 @@ import (
 //     (size, mtime, mode, inode) recorded in the manifest at each
 //     exchange.
 //
-// Commits made on the host after the start do not reach a copied
-// container (they would need objects it lacks): its commits then come
-// back kept aside, as when the host's branch was rewritten.
+//   - Commits made on the host reach the container before the next
+//     exec as data too: a pack of the objects it lacks (all of the tip's
+//     tree, the tip made shallow, when the host rewrote the branch), its
+//     ref, index and files moved as a fast-forward would (handOver).
 
 // byCopy reports whether the sandbox's container gets its files by copy:
 // [container].transfer "copy", or "auto" with an engine on another
@@ -80,4 +85,73 @@ func (s *Sandbox) CopyFiles(ctx context.Context, ctr string, paths []string, pol
 		return err
 	}
 	return s.copied().CopyFiles(ctx, rt, ctr, user, paths)
+}
+
+// handOver gives a copied container the host's commits up to host, from
+// private, the tip it has: the objects it lacks as a pack, then its ref,
+// index and files moved there. The host's files those commits changed
+// and that hold what host does are recorded as the container's too, so
+// that its next change of them is no conflict. It changes nothing when
+// the container moved on since the last exchange.
+func (s *Sandbox) handOver(ctx context.Context, rt container.Runtime, ctr, host, private string) error {
+	h := copymode.HandOver{Ref: s.ref, From: private, To: host}
+	ahead, err := s.r.Git.IsAncestor(ctx, private, host)
+	if err != nil {
+		return err
+	}
+	since := private
+	if !ahead { // rewritten on the host: the tip alone, with all its tree
+		since, h.Shallow = "", true
+	}
+	dir := filepath.Join(s.dir, "outgoing")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := s.r.Git.PackCommit(ctx, host, since, dir); err != nil {
+		return err
+	}
+	packs, _ := filepath.Glob(filepath.Join(dir, "*.pack"))
+	if len(packs) != 1 {
+		return fmt.Errorf("cannot give the container the host's commits: git wrote %d packs", len(packs))
+	}
+	h.Pack = packs[0]
+	if h.Settled, err = s.settled(ctx, private, host); err != nil {
+		return err
+	}
+	moved, err := s.copied().HandOver(ctx, rt, ctr, h)
+	if err != nil {
+		return fmt.Errorf("cannot give the container the host's commits: %w", err)
+	}
+	if !moved {
+		return nil
+	}
+	return s.saveSynced(host, host)
+}
+
+// settled lists the paths that commits from..to changed whose file in
+// the host's worktree holds what to does.
+func (s *Sandbox) settled(ctx context.Context, from, to string) ([]string, error) {
+	changed, err := s.r.Git.ChangedPaths(ctx, "", from, to)
+	if err != nil || len(changed) == 0 {
+		return nil, err
+	}
+	differ, err := s.r.Git.ChangedPaths(ctx, s.worktree, to, "")
+	if err != nil {
+		return nil, err
+	}
+	other := map[string]bool{}
+	for _, p := range differ {
+		other[p] = true
+	}
+	var same []string
+	for _, p := range changed {
+		if !other[p] {
+			same = append(same, p)
+		}
+	}
+	return same, nil
 }

@@ -144,6 +144,15 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 		b, err = s.takeIn(ctx, lk, incoming, split.wrote, host, tip)
 		b.Files, b.Conflicts = files, conflicts
 	}
+	if err == nil && copied && b.To != "" {
+		// The host's files the commits changed that hold what they do
+		// are the container's too: its next change of them is none of
+		// the host's.
+		var same []string
+		if same, err = s.settled(ctx, b.From, b.To); err == nil {
+			err = s.copied().Settle(same)
+		}
+	}
 	s.report(b)
 	return b, err
 }
@@ -216,18 +225,17 @@ func (s *Sandbox) HostTip(ctx context.Context) (string, error) {
 
 // SendOver moves the sandbox's ref to the host's tip when the host moved
 // it (commits made on the host, a rebase there) and the container has
-// not moved it since the last exchange. It costs a git process and a
-// file read when nothing moved.
+// not moved it since the last exchange; a copied container is given the
+// objects and files too (handOver). It costs a git process and a file
+// read when nothing moved.
 func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string) error {
-	if s.Copied() {
-		return nil // see "Copy mode": it lacks the objects
-	}
 	last := s.loadSynced()
 	host, err := s.HostTip(ctx)
 	if err != nil || host == last.host {
 		return err
 	}
-	if !s.Unchanged() {
+	copied := s.Copied()
+	if !copied && !s.Unchanged() {
 		return nil // the container moved it too: bringBack decides
 	}
 	if strays, err := s.unprotected(ctx, host); err != nil || len(strays) > 0 {
@@ -236,6 +244,9 @@ func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string
 		}
 		return fmt.Errorf("the host's commits add submodules (%s) whose directories its container could write; they are not given to it until it is made again: remove the container with `docker rm -f %s`, and the next exec makes it again",
 			strings.Join(strays, ", "), s.name)
+	}
+	if copied {
+		return s.handOver(ctx, rt, ctr, host, last.private)
 	}
 	var stderr bytes.Buffer
 	c := policyOf(s.r).Container

@@ -206,7 +206,7 @@ func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) erro
 	files := map[string]string{"HEAD": head, "config": config, "info/exclude": string(exclude)}
 	if byCopy {
 		files["shallow"] = tip + "\n"
-		if err := s.r.Git.PackCommit(ctx, tip, filepath.Join(git, "objects", "pack")); err != nil {
+		if err := s.r.Git.PackCommit(ctx, tip, "", filepath.Join(git, "objects", "pack")); err != nil {
 			return err
 		}
 	} else {

@@ -1,0 +1,121 @@
+package copymode
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-apex/git-apex/container"
+	"github.com/git-apex/git-apex/gitx"
+)
+
+// handOverScript runs inside a copied container: it adds the objects of
+// the pack on its stdin (and, when $5 is set, makes that commit shallow:
+// its history was not sent). Then, when ref $1 is still at $3 and the
+// worktree still what the last exchange took (tree $4), it moves the
+// ref, and the index and the files when the ref is checked out, from $3
+// to $2, as a fast-forward would, and prints the worktree's new state as
+// a tree. It exits 3 when the container moved on since (nothing moved),
+// and 4 when its uncommitted changes stand in the way.
+const handOverScript = snapshotFunc + `git unpack-objects -q || exit 1
+if [ -n "$5" ]; then echo "$5" >> "$GIT_DIR/shallow" || exit 1; fi
+cur=$(git rev-parse -q --verify "$1") || cur=
+[ "$cur" = "$3" ] || exit 3
+[ "$(snapshot)" = "$(git rev-parse -q --verify "$4^{tree}")" ] || exit 3
+if [ "$1" = HEAD ] || [ "$(git symbolic-ref -q HEAD)" = "$1" ]; then
+	git read-tree -m -u "$3" "$2" >&2 || exit 4
+fi
+git update-ref --no-deref "$1" "$2" "$3" || exit 1
+snapshot`
+
+// HandOver is what a copied container is given of commits made on the
+// host: the pack of the objects it lacks, and its ref to move from one
+// commit (what it has) to another (the host's tip), which is made
+// shallow when it does not descend from the first.
+type HandOver struct {
+	Pack          string // the pack file, on the host
+	Ref, From, To string
+	Shallow       bool
+	// Settled are the paths the host's commits changed whose file in the
+	// host's worktree is the one To holds: what the host has there is
+	// then what the container has, not a change of the host's own.
+	Settled []string
+}
+
+// HandOver moves a copied container's ref, index and files to the host's
+// commits (see HandOver), and records what both sides now hold. It
+// reports false, changing nothing but adding objects, when the container
+// moved on since the last exchange: its work comes back first.
+func (w Worktree) HandOver(ctx context.Context, rt container.Runtime, ctr string, h HandOver) (bool, error) {
+	m, err := w.loadManifest()
+	if err != nil {
+		return false, err
+	}
+	pack, err := os.Open(h.Pack)
+	if err != nil {
+		return false, err
+	}
+	defer pack.Close()
+	shallow := ""
+	if h.Shallow {
+		shallow = h.To
+	}
+	var out, stderr bytes.Buffer
+	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", handOverScript, "handover", h.Ref, h.To, h.From, m.Tree, shallow},
+		WorkDir: w.Dir, Env: w.GitEnv, Stdin: pack, Stdout: &limitedBuffer{buf: &out, left: 1024}, Stderr: &stderr})
+	switch {
+	case err != nil:
+		return false, err
+	case code == 3:
+		return false, nil
+	case code == 4:
+		return false, fmt.Errorf("its uncommitted changes stand in the way: %s", strings.TrimSpace(stderr.String()))
+	case code != 0:
+		return false, fmt.Errorf("exit status %d: %s", code, strings.TrimSpace(stderr.String()))
+	}
+	tree := strings.TrimSpace(out.String())
+	if !gitx.IsObjectID(tree) {
+		return false, fmt.Errorf("it answered %q, not a tree", truncate(tree))
+	}
+	m.Tree = tree
+	if err := m.settle(w.Dir, h.Settled); err != nil {
+		return false, err
+	}
+	return true, w.saveManifest(m)
+}
+
+// Settle records the host's files at paths as what the container holds
+// too: the caller found them to be the commit both sides now have.
+func (w Worktree) Settle(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	m, err := w.loadManifest()
+	if err != nil {
+		return err
+	}
+	if err := m.settle(w.Dir, paths); err != nil {
+		return err
+	}
+	return w.saveManifest(m)
+}
+
+// settle records the stat data of the files at paths in the worktree at
+// dir (forgets those that are not there).
+func (m manifest) settle(dir string, paths []string) error {
+	for _, p := range paths {
+		info, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
+		switch {
+		case err == nil:
+			m.Files[p] = statOf(info)
+		case os.IsNotExist(err):
+			delete(m.Files, p)
+		default:
+			return err
+		}
+	}
+	return nil
+}
