@@ -39,17 +39,18 @@ type HandOver struct {
 	Pack          string // the pack file, on the host
 	Ref, From, To string
 	Shallow       bool
-	// Settled are the paths the host's commits changed whose file in the
-	// host's worktree is the one To holds: what the host has there is
-	// then what the container has, not a change of the host's own.
-	Settled []string
 }
 
 // HandOver moves a copied container's ref, index and files to the host's
-// commits (see HandOver), and records what both sides now hold. It
-// reports false, changing nothing but adding objects, when the container
-// moved on since the last exchange: its work comes back first.
-func (w Worktree) HandOver(ctx context.Context, rt container.Runtime, ctr string, h HandOver) (bool, error) {
+// commits (see HandOver), and records what both sides now hold (see
+// Settle). It reports false, changing nothing but adding objects, when
+// the container moved on since the last exchange: its work comes back
+// first.
+func (w Worktree) HandOver(ctx context.Context, rt container.Runtime, ctr string, git *gitx.Repo, h HandOver) (bool, error) {
+	settled, err := w.settled(ctx, git, h.From, h.To)
+	if err != nil {
+		return false, err
+	}
 	m, err := w.loadManifest()
 	if err != nil {
 		return false, err
@@ -81,17 +82,20 @@ func (w Worktree) HandOver(ctx context.Context, rt container.Runtime, ctr string
 		return false, fmt.Errorf("it answered %q, not a tree", truncate(tree))
 	}
 	m.Tree = tree
-	if err := m.settle(w.Dir, h.Settled); err != nil {
+	if err := m.settle(w.Dir, settled); err != nil {
 		return false, err
 	}
 	return true, w.saveManifest(m)
 }
 
-// Settle records the host's files at paths as what the container holds
-// too: the caller found them to be the commit both sides now have.
-func (w Worktree) Settle(paths []string) error {
-	if len(paths) == 0 {
-		return nil
+// Settle records the host's files that commits from..to changed, and
+// that hold what to does, as what the container holds too (to is on both
+// sides now): its next change of them is none of the host's, where
+// another file the host changed since the last exchange is.
+func (w Worktree) Settle(ctx context.Context, git *gitx.Repo, from, to string) error {
+	paths, err := w.settled(ctx, git, from, to)
+	if err != nil || len(paths) == 0 {
+		return err
 	}
 	m, err := w.loadManifest()
 	if err != nil {
@@ -118,4 +122,28 @@ func (m manifest) settle(dir string, paths []string) error {
 		}
 	}
 	return nil
+}
+
+// settled lists the paths that commits from..to changed whose file in
+// the host's worktree holds what to does.
+func (w Worktree) settled(ctx context.Context, git *gitx.Repo, from, to string) ([]string, error) {
+	changed, err := git.ChangedPaths(ctx, "", from, to)
+	if err != nil || len(changed) == 0 {
+		return nil, err
+	}
+	differ, err := git.ChangedPaths(ctx, w.Dir, to, "")
+	if err != nil {
+		return nil, err
+	}
+	other := map[string]bool{}
+	for _, p := range differ {
+		other[p] = true
+	}
+	var same []string
+	for _, p := range changed {
+		if !other[p] {
+			same = append(same, p)
+		}
+	}
+	return same, nil
 }

@@ -29,16 +29,12 @@ func ConfigValues(ctx context.Context, dir, pattern string) (map[string]string, 
 	return values, nil
 }
 
-// Author is who git would write as a commit's author (its
-// config's user.name and user.email, or GIT_AUTHOR_NAME and
-// GIT_AUTHOR_EMAIL) in dir, as `git var GIT_AUTHOR_IDENT` finds it; ok
-// is false when git knows none.
+// Author is who git in dir writes as a commit's author (config or
+// GIT_AUTHOR_* variables: `git var GIT_AUTHOR_IDENT`); ok is false when
+// git knows none.
 func Author(ctx context.Context, dir string) (name, email string, ok bool) {
 	out, err := run(ctx, command{dir: dir, args: []string{"var", "GIT_AUTHOR_IDENT"}, readOnly: true})
-	if err != nil {
-		return "", "", false
-	}
 	name, rest, found := strings.Cut(strings.TrimSpace(out), " <")
 	email, _, closed := strings.Cut(rest, ">")
-	return name, email, found && closed && name != ""
+	return name, email, err == nil && found && closed && name != ""
 }

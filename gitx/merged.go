@@ -209,8 +209,7 @@ func (r *Repo) TouchedPaths(ctx context.Context, pairs [][2]string) ([][]string,
 }
 
 // ChangedPaths returns the paths that differ between two commits, or,
-// when to is "", between commit from and the files of the working tree
-// at dir (its tracked files: the index's paths).
+// when to is "", between from and the tracked files of the tree at dir.
 func (r *Repo) ChangedPaths(ctx context.Context, dir, from, to string) ([]string, error) {
 	args := []string{"diff", "--name-only", "--no-renames", "--no-ext-diff", from}
 	if to != "" {

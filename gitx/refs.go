@@ -250,9 +250,8 @@ func (r *Repo) InitPrivateIndex(ctx context.Context, gitDir, commit string) erro
 }
 
 // PackCommit writes into packDir a pack of commit and all its tree holds,
-// none of its history: the objects a shallow git directory at commit
-// needs. With since (a commit), it holds instead what a git directory
-// that has since, and its tree, lacks to have commit.
+// none of its history (what a shallow git directory at commit needs), or
+// with since, what one that has since lacks to have commit.
 func (r *Repo) PackCommit(ctx context.Context, commit, since, packDir string) error {
 	revs := []string{"-n", "1", commit}
 	if since != "" {

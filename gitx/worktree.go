@@ -277,12 +277,9 @@ func (l *Locked) DeleteRef(ctx context.Context, ref string) error {
 }
 
 // MoveIndex brings the index of the working tree at dir from commit from
-// to commit to, as a fast-forward would, leaving the files alone. It
-// fails, changing nothing, when staged changes there stand in the way:
-// an entry that is neither from's nor to's. The files are not looked at
-// (-i): they are what changed the commits (another process wrote them,
-// so their stat data no longer matches the index's), and a plain
-// `read-tree -m` would refuse every such entry as not up to date.
+// to commit to, as a fast-forward would, leaving the files alone (-i:
+// another process wrote them, and plain -m refuses their stale entries).
+// It fails, changing nothing, when an entry is neither from's nor to's.
 func (l *Locked) MoveIndex(ctx context.Context, dir, from, to string) error {
 	_, err := l.runIn(ctx, dir, "read-tree", "-m", "-i", from, to)
 	return err

@@ -119,10 +119,7 @@ func (s *Sandbox) handOver(ctx context.Context, rt container.Runtime, ctr, host,
 		return fmt.Errorf("cannot give the container the host's commits: git wrote %d packs", len(packs))
 	}
 	h.Pack = packs[0]
-	if h.Settled, err = s.settled(ctx, private, host); err != nil {
-		return err
-	}
-	moved, err := s.copied().HandOver(ctx, rt, ctr, h)
+	moved, err := s.copied().HandOver(ctx, rt, ctr, s.r.Git, h)
 	if err != nil {
 		return fmt.Errorf("cannot give the container the host's commits: %w", err)
 	}
@@ -130,28 +127,4 @@ func (s *Sandbox) handOver(ctx context.Context, rt container.Runtime, ctr, host,
 		return nil
 	}
 	return s.saveSynced(host, host)
-}
-
-// settled lists the paths that commits from..to changed whose file in
-// the host's worktree holds what to does.
-func (s *Sandbox) settled(ctx context.Context, from, to string) ([]string, error) {
-	changed, err := s.r.Git.ChangedPaths(ctx, "", from, to)
-	if err != nil || len(changed) == 0 {
-		return nil, err
-	}
-	differ, err := s.r.Git.ChangedPaths(ctx, s.worktree, to, "")
-	if err != nil {
-		return nil, err
-	}
-	other := map[string]bool{}
-	for _, p := range differ {
-		other[p] = true
-	}
-	var same []string
-	for _, p := range changed {
-		if !other[p] {
-			same = append(same, p)
-		}
-	}
-	return same, nil
 }

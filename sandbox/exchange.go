@@ -148,10 +148,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 		// The host's files the commits changed that hold what they do
 		// are the container's too: its next change of them is none of
 		// the host's.
-		var same []string
-		if same, err = s.settled(ctx, b.From, b.To); err == nil {
-			err = s.copied().Settle(same)
-		}
+		err = s.copied().Settle(ctx, s.r.Git, b.From, b.To)
 	}
 	s.report(b)
 	return b, err
