@@ -124,26 +124,58 @@ func (m manifest) settle(dir string, paths []string) error {
 	return nil
 }
 
-// settled lists the paths that commits from..to changed whose file in
-// the host's worktree holds what to does.
-func (w Worktree) settled(ctx context.Context, git *gitx.Repo, from, to string) ([]string, error) {
-	changed, err := git.ChangedPaths(ctx, "", from, to)
-	if err != nil || len(changed) == 0 {
+// Conflicting lists the paths that commits from..to changed whose file
+// the user changed on the host since the last exchange, and otherwise
+// than to has it: the commits would undo the user's change there.
+func (w Worktree) Conflicting(ctx context.Context, git *gitx.Repo, from, to string) ([]string, error) {
+	_, differ, err := w.compare(ctx, git, from, to)
+	if err != nil || len(differ) == 0 {
 		return nil, err
 	}
-	differ, err := git.ChangedPaths(ctx, w.Dir, to, "")
+	m, err := w.loadManifest()
 	if err != nil {
 		return nil, err
 	}
-	other := map[string]bool{}
+	var changed []string
 	for _, p := range differ {
+		info, statErr := os.Lstat(filepath.Join(w.Dir, filepath.FromSlash(p)))
+		before, known := m.Files[p]
+		untouched := (os.IsNotExist(statErr) && !known) || (statErr == nil && known && statOf(info) == before)
+		if !untouched {
+			changed = append(changed, p)
+		}
+	}
+	return changed, nil
+}
+
+// settled lists the paths that commits from..to changed whose file in
+// the host's worktree holds what to does.
+func (w Worktree) settled(ctx context.Context, git *gitx.Repo, from, to string) ([]string, error) {
+	same, _, err := w.compare(ctx, git, from, to)
+	return same, err
+}
+
+// compare splits the paths that commits from..to changed into those
+// whose file in the host's worktree holds what to does, and the others.
+func (w Worktree) compare(ctx context.Context, git *gitx.Repo, from, to string) (same, differ []string, err error) {
+	changed, err := git.ChangedPaths(ctx, "", from, to)
+	if err != nil || len(changed) == 0 {
+		return nil, nil, err
+	}
+	dirty, err := git.ChangedPaths(ctx, w.Dir, to, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	other := map[string]bool{}
+	for _, p := range dirty {
 		other[p] = true
 	}
-	var same []string
 	for _, p := range changed {
-		if !other[p] {
+		if other[p] {
+			differ = append(differ, p)
+		} else {
 			same = append(same, p)
 		}
 	}
-	return same, nil
+	return same, differ, nil
 }

@@ -201,6 +201,11 @@ func (s *Sandbox) whyNotForward(ctx context.Context, lk *gitx.Locked, host, tip 
 	if strays, err := s.unprotected(ctx, tip); err != nil || len(strays) > 0 {
 		return fmt.Sprintf("the container's commits add submodules (%s), whose .git files it could point anywhere; kept them", strings.Join(strays, ", ")), err
 	}
+	if s.Copied() { // the host's files are its own: a change there may stand in the way
+		if paths, err := s.copied().Conflicting(ctx, s.r.Git, host, tip); err != nil || len(paths) > 0 {
+			return fmt.Sprintf("the host's changes to %s stand in the way of the container's commits (take the container's version, or commit yours, then fast-forward); kept them", strings.Join(paths, ", ")), err
+		}
+	}
 	// The index first: when the host's staged changes stand in the way,
 	// nothing has moved yet.
 	if err := lk.MoveIndex(ctx, s.worktree, host, tip); err != nil {
