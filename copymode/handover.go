@@ -32,21 +32,44 @@ git update-ref --no-deref "$1" "$2" "$3" || exit 1
 snapshot`
 
 // HandOver is what a copied container is given of commits made on the
-// host: the pack of the objects it lacks, and its ref to move from one
-// commit (what it has) to another (the host's tip), which is made
-// shallow when it does not descend from the first.
+// host: its ref to move from one commit (the tip it has) to another (the
+// host's tip).
 type HandOver struct {
-	Pack          string // the pack file, on the host
 	Ref, From, To string
-	Shallow       bool
 }
 
-// HandOver moves a copied container's ref, index and files to the host's
-// commits (see HandOver), and records what both sides now hold (see
-// Settle). It reports false, changing nothing but adding objects, when
-// the container moved on since the last exchange: its work comes back
-// first.
+// HandOver gives a copied container the host's commits (see HandOver):
+// the objects it lacks as a pack (when To does not descend from From,
+// the host rewrote the branch: To alone with all its tree, made shallow
+// inside), then its ref, and its index and files when the ref is checked
+// out, moved as a fast-forward would. It records what both sides now
+// hold (see Settle). It reports false, changing nothing but adding
+// objects, when the container moved on since the last exchange: its work
+// comes back first.
 func (w Worktree) HandOver(ctx context.Context, rt container.Runtime, ctr string, git *gitx.Repo, h HandOver) (bool, error) {
+	ahead, err := git.IsAncestor(ctx, h.From, h.To)
+	if err != nil {
+		return false, err
+	}
+	since, shallow := h.From, ""
+	if !ahead {
+		since, shallow = "", h.To
+	}
+	dir := filepath.Join(w.StateDir, "outgoing")
+	if err := os.RemoveAll(dir); err != nil {
+		return false, err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(dir)
+	if err := git.PackCommit(ctx, h.To, since, dir); err != nil {
+		return false, err
+	}
+	packs, _ := filepath.Glob(filepath.Join(dir, "*.pack"))
+	if len(packs) != 1 {
+		return false, fmt.Errorf("git wrote %d packs, not one", len(packs))
+	}
 	settled, err := w.settled(ctx, git, h.From, h.To)
 	if err != nil {
 		return false, err
@@ -55,15 +78,11 @@ func (w Worktree) HandOver(ctx context.Context, rt container.Runtime, ctr string
 	if err != nil {
 		return false, err
 	}
-	pack, err := os.Open(h.Pack)
+	pack, err := os.Open(packs[0])
 	if err != nil {
 		return false, err
 	}
 	defer pack.Close()
-	shallow := ""
-	if h.Shallow {
-		shallow = h.To
-	}
 	var out, stderr bytes.Buffer
 	code, err := rt.Exec(ctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", handOverScript, "handover", h.Ref, h.To, h.From, m.Tree, shallow},
 		WorkDir: w.Dir, Env: w.GitEnv, Stdin: pack, Stdout: &limitedBuffer{buf: &out, left: 1024}, Stderr: &stderr})

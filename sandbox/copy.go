@@ -2,12 +2,8 @@ package sandbox
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
-	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/copymode"
 	"github.com/git-apex/git-apex/policy"
 )
@@ -36,12 +32,12 @@ import (
 //     version is saved beside it as <path>.from-<identity>, and the
 //     conflict is reported. What the host had is known by the stat data
 //     (size, mtime, mode, inode) recorded in the manifest at each
-//     exchange.
-//
+//     exchange. Commits that would undo such a change are kept aside.
 //   - Commits made on the host reach the container before the next
 //     exec as data too: a pack of the objects it lacks (all of the tip's
 //     tree, the tip made shallow, when the host rewrote the branch), its
-//     ref, index and files moved as a fast-forward would (handOver).
+//     ref, index and files moved as a fast-forward would
+//     (copymode.Worktree.HandOver).
 
 // byCopy reports whether the sandbox's container gets its files by copy:
 // [container].transfer "copy", or "auto" with an engine on another
@@ -85,46 +81,4 @@ func (s *Sandbox) CopyFiles(ctx context.Context, ctr string, paths []string, pol
 		return err
 	}
 	return s.copied().CopyFiles(ctx, rt, ctr, user, paths)
-}
-
-// handOver gives a copied container the host's commits up to host, from
-// private, the tip it has: the objects it lacks as a pack, then its ref,
-// index and files moved there. The host's files those commits changed
-// and that hold what host does are recorded as the container's too, so
-// that its next change of them is no conflict. It changes nothing when
-// the container moved on since the last exchange.
-func (s *Sandbox) handOver(ctx context.Context, rt container.Runtime, ctr, host, private string) error {
-	h := copymode.HandOver{Ref: s.ref, From: private, To: host}
-	ahead, err := s.r.Git.IsAncestor(ctx, private, host)
-	if err != nil {
-		return err
-	}
-	since := private
-	if !ahead { // rewritten on the host: the tip alone, with all its tree
-		since, h.Shallow = "", true
-	}
-	dir := filepath.Join(s.dir, "outgoing")
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	if err := s.r.Git.PackCommit(ctx, host, since, dir); err != nil {
-		return err
-	}
-	packs, _ := filepath.Glob(filepath.Join(dir, "*.pack"))
-	if len(packs) != 1 {
-		return fmt.Errorf("cannot give the container the host's commits: git wrote %d packs", len(packs))
-	}
-	h.Pack = packs[0]
-	moved, err := s.copied().HandOver(ctx, rt, ctr, s.r.Git, h)
-	if err != nil {
-		return fmt.Errorf("cannot give the container the host's commits: %w", err)
-	}
-	if !moved {
-		return nil
-	}
-	return s.saveSynced(host, host)
 }

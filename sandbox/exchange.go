@@ -228,7 +228,7 @@ func (s *Sandbox) HostTip(ctx context.Context) (string, error) {
 // SendOver moves the sandbox's ref to the host's tip when the host moved
 // it (commits made on the host, a rebase there) and the container has
 // not moved it since the last exchange; a copied container is given the
-// objects and files too (handOver). It costs a git process and a file
+// objects and files too (copymode.Worktree.HandOver). It costs a git process and a file
 // read when nothing moved.
 func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string) error {
 	last := s.loadSynced()
@@ -247,13 +247,20 @@ func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string
 		return fmt.Errorf("the host's commits add submodules (%s) whose directories its container could write; they are not given to it until it is made again: remove the container with `docker rm -f %s`, and the next exec makes it again",
 			strings.Join(strays, ", "), s.name)
 	}
-	if copied {
-		return s.handOver(ctx, rt, ctr, host, last.private)
-	}
-	var stderr bytes.Buffer
 	c := policyOf(s.r).Container
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
 	defer cancel()
+	if copied {
+		moved, err := s.copied().HandOver(rctx, rt, ctr, s.r.Git, copymode.HandOver{Ref: s.ref, From: last.private, To: host})
+		if err != nil || !moved {
+			if err != nil {
+				err = fmt.Errorf("cannot give the container the host's commits: %w", readError(ctx, rctx, c, err))
+			}
+			return err
+		}
+		return s.saveSynced(host, host)
+	}
+	var stderr bytes.Buffer
 	code, err := rt.Exec(rctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", importScript, "import", s.ref, host, last.private},
 		WorkDir: s.worktree, Env: s.gitEnv(), Stdout: io.Discard, Stderr: &stderr})
 	switch {
