@@ -205,6 +205,9 @@ func fullOrFallback(ctx context.Context, home *repo.Repo, strict bool) (string, 
 	reason := sandbox.Ready(ctx, home, pol)
 	switch {
 	case reason == "":
+		if trusted, host, err := home.Trusted(pol); err == nil && !trusted && (host.User != "" || len(host.Volumes) > 0) {
+			home.WarnUntrusted(host) // the tasks' containers are made without them
+		}
 		return "full", nil
 	case strict || pol.Isolation.Strict:
 		return "", exitcode.New(exitcode.Runtime, "cannot run the batch in full isolation: %s; strict mode forbids falling back", reason)

@@ -8,8 +8,11 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
@@ -41,12 +44,16 @@ func New(r *repo.Repo) *Doctor {
 // they drift apart. With fix it repairs what is safe: envs whose
 // worktree was deleted, moved or switched by hand, and git's
 // registrations of deleted worktrees. Unknown worktrees, directories that
-// are no longer worktrees and git's lock files are only reported. The
+// are no longer worktrees, git's lock files and the nested repositories
+// a container planted in a full env's worktree are only reported. The
 // hooks' findings come last.
 func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	var out []Finding
 	add := func(check, status, format string, args ...any) {
 		out = append(out, Finding{Check: check, Status: status, Detail: fmt.Sprintf(format, args...)})
+	}
+	if err := d.r.Store.Check(ctx); err != nil {
+		return nil, err // damage, which the caller reports (or moves aside)
 	}
 	version, err := d.r.Store.Version(ctx)
 	if err != nil {
@@ -79,10 +86,14 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	}
 	defer lk.Unlock()
 	recovered, err := d.recoverCrashes(ctx, lk, fix)
+	out = append(out, recovered...)
+	if errors.Is(err, errWorktreesUnreadable) {
+		add("worktrees", "problem", "%v", err)
+		return out, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, recovered...)
 	worktrees, envs, err := d.r.Snapshot(ctx, lk)
 	if err != nil {
 		return nil, err
@@ -101,6 +112,8 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 			}
 		case drift.Kind == heal.Gitfile:
 			add(e.Identity, "problem", "%s; git-apex runs no git there until `git apex doctor --fix` restores it", drift.Describe(e))
+		case drift.Kind == heal.Trapped:
+			add(e.Identity, "problem", "%s; git-apex runs no git there until then", drift.Describe(e))
 		case fix && drift.Kind != heal.Stranger:
 			detail := drift.Describe(e)
 			if err := heal.Repair(ctx, d.r, lk, e, drift); err != nil {
@@ -114,6 +127,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		}
 	}
 	out = append(out, d.checkContainers(ctx, envs, fix)...)
+	out = append(out, d.checkPlanted(ctx, envs)...)
 	root := pol.EnvRoot(d.r.Git.MainRoot())
 	for _, wt := range worktrees[1:] {
 		switch {
@@ -168,6 +182,37 @@ func (d *Doctor) checkContainers(ctx context.Context, envs []*state.Env, fix boo
 			}
 		case st == "missing":
 			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "its container was deleted by hand; `git apex doctor --fix` or `git apex exec` makes it again"})
+		}
+	}
+	return out
+}
+
+// checkPlanted reports, in each live full env's worktree, the nested
+// repositories, .git entries and untracked git directories its container
+// planted (sandbox.PlantedAnywhere): a problem doctor leaves to the user,
+// who may want to look first. What is untracked comes from one git
+// status, where git may run (else every git directory counts).
+func (d *Doctor) checkPlanted(ctx context.Context, envs []*state.Env) []Finding {
+	var out []Finding
+	for _, e := range envs {
+		if !e.Contained() || !e.Live() {
+			continue
+		}
+		untracked := func(string) bool { return true }
+		if heal.CheckGitfile(d.r, e) == nil {
+			if st, err := d.r.Git.Status(ctx, e.Path, gitx.StatusOptions{Contained: true}); err == nil {
+				untracked = func(rel string) bool {
+					for _, dir := range st.UntrackedPaths {
+						if strings.HasSuffix(dir, "/") && strings.HasPrefix(rel+"/", dir) {
+							return true
+						}
+					}
+					return false
+				}
+			}
+		}
+		if found := sandbox.PlantedAnywhere(e.Path, untracked); len(found) > 0 {
+			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: sandbox.DescribePlanted(e.Path, found)})
 		}
 	}
 	return out

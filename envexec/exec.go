@@ -28,7 +28,7 @@ import (
 type Request struct {
 	Identity string
 	Cmd      []string // nil: an interactive shell
-	TTY      bool     // give it a terminal (the caller's must be in raw mode)
+	TTY      bool     // give a full env's command a terminal, relaying Stdin's (raw while it runs)
 	Stdin    io.Reader
 	Stdout   io.Writer
 	Stderr   io.Writer
@@ -50,7 +50,8 @@ type Request struct {
 // In a full env, commits made on the host since the last exchange reach
 // the container's private git directory first, and the commits the
 // command made come back to the env's branch after it, even when it was
-// interrupted (see sandbox.Sandbox.BringBack).
+// interrupted (see sandbox.Sandbox.BringBack); set-id bits the container
+// put on files are cleared (sandbox.Disarm).
 func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 	env, _, err := rp.Resolve(ctx, r.Identity)
 	if err != nil {
@@ -94,6 +95,9 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 		rp.Warnf("%s: %v", env.Identity, err)
 	}
 	code, err := rt.Exec(ctx, id, spec)
+	if _, derr := sandbox.DisarmEnv(rp, env, false); derr != nil {
+		rp.Warnf("%s: cannot check its worktree for set-id files: %v", env.Identity, derr)
+	}
 	bctx, stop := exchangeContext(ctx)
 	defer stop()
 	if _, berr := sandbox.BringBackEnv(bctx, rp, nil, env); berr != nil {

@@ -153,9 +153,10 @@ func (r *Repo) MergedInto(ctx context.Context, base string) (map[string]string, 
 // stands against a base.
 type Standing struct {
 	Changes
-	Counted bool // Ahead and Behind are known
-	Ahead   int  // commits on the branch that the base lacks
-	Behind  int  // commits on the base that the branch lacks
+	Counted        bool     // Ahead and Behind are known
+	Ahead          int      // commits on the branch that the base lacks
+	Behind         int      // commits on the base that the branch lacks
+	UntrackedPaths []string // what git named untracked, relative and slash-separated: "dir/" for a directory
 }
 
 // StatusOptions say what Status reads.
@@ -207,7 +208,7 @@ func parseStatusV2(out string) Standing {
 				s.Counted, s.Ahead, s.Behind = true, a, b
 			}
 		case strings.HasPrefix(f, "? "):
-			s.Untracked++
+			s.Untracked, s.UntrackedPaths = s.Untracked+1, append(s.UntrackedPaths, f[2:])
 		case strings.HasPrefix(f, "u "):
 			s.Modified++
 		case strings.HasPrefix(f, "1 "), strings.HasPrefix(f, "2 "):
@@ -249,10 +250,14 @@ func (r *Repo) InitPrivateIndex(ctx context.Context, gitDir, commit string) erro
 }
 
 // PackCommit writes into packDir a pack of commit and all its tree holds,
-// none of its history: the objects a shallow git directory at commit
-// needs.
-func (r *Repo) PackCommit(ctx context.Context, commit, packDir string) error {
-	objects, err := r.readIn(ctx, r.CommonDir, "rev-list", "--objects", "-n", "1", commit)
+// none of its history (what a shallow git directory at commit needs), or
+// with since, what one that has since lacks to have commit.
+func (r *Repo) PackCommit(ctx context.Context, commit, since, packDir string) error {
+	revs := []string{"-n", "1", commit}
+	if since != "" {
+		revs = []string{commit, "^" + since}
+	}
+	objects, err := r.readIn(ctx, r.CommonDir, append([]string{"rev-list", "--objects"}, revs...)...)
 	if err != nil {
 		return err
 	}

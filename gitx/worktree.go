@@ -183,14 +183,12 @@ func (l *Locked) AddWorktree(ctx context.Context, path, branch string, newBranch
 	return err
 }
 
-// RemoveWorktree runs `git worktree remove`; force discards changes.
-// A path whose directory is already gone only loses its registration.
-func (l *Locked) RemoveWorktree(ctx context.Context, path string, force bool) error {
-	args := []string{"worktree", "remove"}
-	if force {
-		args = append(args, "--force")
-	}
-	_, err := l.runIn(ctx, l.CommonDir, append(args, path)...)
+// RemoveWorktree runs `git worktree remove --force`: whatever the
+// worktree holds goes (callers check first that nothing would be lost:
+// git's own check is a git status no trap.Watch could stop). A path
+// whose directory is already gone only loses its registration.
+func (l *Locked) RemoveWorktree(ctx context.Context, path string) error {
+	_, err := l.runIn(ctx, l.CommonDir, "worktree", "remove", "--force", path)
 	return err
 }
 
@@ -279,10 +277,11 @@ func (l *Locked) DeleteRef(ctx context.Context, ref string) error {
 }
 
 // MoveIndex brings the index of the working tree at dir from commit from
-// to commit to, as a fast-forward would, leaving the files alone. It
-// fails, changing nothing, when staged changes there stand in the way.
+// to commit to, as a fast-forward would, leaving the files alone (-i:
+// another process wrote them, and plain -m refuses their stale entries).
+// It fails, changing nothing, when an entry is neither from's nor to's.
 func (l *Locked) MoveIndex(ctx context.Context, dir, from, to string) error {
-	_, err := l.runIn(ctx, dir, "read-tree", "-m", from, to)
+	_, err := l.runIn(ctx, dir, "read-tree", "-m", "-i", from, to)
 	return err
 }
 

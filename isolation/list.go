@@ -12,6 +12,7 @@ import (
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/merged"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -165,6 +166,9 @@ func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, more 
 		return nil
 	}
 	l.Changes, l.Counted, l.Ahead, l.Behind = &st.Changes, st.Counted, st.Ahead, st.Behind
+	if e.Contained() { // at no cost: git status named the directories
+		sandbox.WarnPlanted(m.r, e, st.UntrackedPaths)
+	}
 	if cached {
 		statuses.Keep(e.ID, snap, !st.Dirty(), cleanstat.Counts{Counted: st.Counted, Ahead: st.Ahead, Behind: st.Behind})
 	}

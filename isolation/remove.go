@@ -1,7 +1,6 @@
 package isolation
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
@@ -41,8 +40,8 @@ type RemoveResult struct {
 
 // Remove deletes an env's worktree and marks it destroyed, dropping the
 // links that resolved to it. Every check runs before anything changes
-// (the worktree goes before the branch, and git worktree remove refuses a
-// dirty tree by itself), so a refusal (exit 3) changes nothing: it
+// (the worktree goes before the branch, and its removal checks that it
+// is clean first), so a refusal (exit 3) changes nothing: it
 // refuses a locked worktree, the worktree holding the caller's directory,
 // and, unless forced, uncommitted changes or untracked files, commits
 // that no branch or remote holds, and (with DeleteBranch) branch commits
@@ -99,12 +98,12 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		case wt.Path == worktrees[0].Path:
 			return nil, refuse("its path %s is the main checkout", wt.Path)
 		case wt.Locked:
-			return nil, refuse("its worktree is locked (%s); unlock it with `git worktree unlock %s` first", LockReason(wt), wt.Path)
+			return nil, refuse("its worktree is locked (%s); unlock it with `git worktree unlock %s` first", heal.LockReason(wt), wt.Path)
 		case opts.Cwd != "" && hostpath.Within(opts.Cwd, wt.Path) && !opts.Force:
 			return nil, refuse("your current directory is inside it; cd elsewhere, or run %s", forceHint)
 		}
-		// Uncommitted changes are checked by git worktree remove itself,
-		// below; this checks what git would not.
+		// Uncommitted changes are checked by the provider's remove,
+		// below, after the intent; this checks what git status does not.
 		if !opts.Force {
 			if wt.Branch == "" && wt.Head != "" {
 				n, err := lk.Unheld(ctx, wt.Head, "")
@@ -115,6 +114,9 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 					return nil, refuse("its detached HEAD has %s that no branch or remote holds; create a branch for them, or run %s to discard them", words.Count(n, "commit"), forceHint)
 				}
 			}
+		}
+		if err := sandbox.DisarmForRemoval(m.r, env, opts.Force); err != nil {
+			return nil, err
 		}
 	}
 	deleteBranch := opts.DeleteBranch && env.Branch != ""
@@ -136,7 +138,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	dirtyRefusal := func() error {
 		changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()})
 		if err != nil || !changes.Dirty() {
-			return err
+			return err // a trap.Error among them: it names the worktree
 		}
 		return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
 	}
@@ -162,8 +164,16 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		defer in.Done()
 	}
 	if removeTree {
-		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env, opts.Force); err != nil {
-			return nil, cmp.Or(dirtyRefusal(), err) // the refusal says why git would not
+		// git worktree remove would check this in a git status of its own,
+		// which no trap.Watch could stop, and refuses any worktree with
+		// submodules: this one counts them.
+		if !opts.Force {
+			if err := dirtyRefusal(); err != nil {
+				return nil, err
+			}
+		}
+		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env); err != nil {
+			return nil, err
 		}
 	}
 	detail := fmt.Sprintf("%s at %s", env.Mode, env.Path)
@@ -202,12 +212,4 @@ func checkBranchHeld(ctx context.Context, lk *gitx.Locked, env *state.Env) error
 		return fmt.Errorf("branch %s has %s not in %s, any other branch or a remote", env.Branch, words.Count(n, "commit"), env.Base)
 	}
 	return nil
-}
-
-// LockReason is why a worktree is locked, for messages.
-func LockReason(wt gitx.Worktree) string {
-	if wt.LockReason == "" {
-		return "no reason given"
-	}
-	return wt.LockReason
 }

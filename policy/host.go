@@ -13,13 +13,15 @@ import (
 )
 
 // HostSettings are the parts of a policy that run on the host or reach
-// into it: every command, the container's volumes, copy globs that leave
-// the checkout, and a root outside the checkout's parent. None of them is
-// used until `git apex trust` approves exactly these settings. Paths are
-// judged by where the file system takes them, not by how they read: a
-// committed symbolic link that leads a copy glob or the root out of
-// bounds makes it a host setting, and where it leads is part of what is
-// approved, so pointing the link elsewhere needs approval again.
+// into it: every command, the container's volumes and its user (a user
+// other than the host's may be root, whose files in the mounted worktree
+// are root's on the host), copy globs that leave the checkout, and a
+// root outside the checkout's parent. None of them is used until `git
+// apex trust` approves exactly these settings. Paths are judged by where
+// the file system takes them, not by how they read: a committed symbolic
+// link that leads a copy glob or the root out of bounds makes it a host
+// setting, and where it leads is part of what is approved, so pointing
+// the link elsewhere needs approval again.
 type HostSettings struct {
 	Commands map[string][]string `json:"commands"` // by key, e.g. "worktree.setup"
 	Volumes  map[string]string   `json:"volumes"`  // host path -> container path
@@ -37,6 +39,8 @@ type HostSettings struct {
 	// RootTarget is where Root really leads, when a symbolic link takes
 	// it elsewhere than it reads.
 	RootTarget string `json:"root_target,omitempty"`
+	// User is [container].user when it is not "host".
+	User string `json:"user,omitempty"`
 }
 
 // HostSettings collects the policy's host settings for the main checkout
@@ -87,6 +91,9 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 			h.RootTarget = target
 		}
 	}
+	if p.Container.User != "host" {
+		h.User = p.Container.User
+	}
 	return h
 }
 
@@ -131,7 +138,7 @@ func globDir(glob string) string {
 
 // Empty reports whether there is nothing to approve.
 func (h HostSettings) Empty() bool {
-	return len(h.Commands) == 0 && len(h.Volumes) == 0 && len(h.CopyOutside) == 0 && h.Root == ""
+	return len(h.Commands) == 0 && len(h.Volumes) == 0 && len(h.CopyOutside) == 0 && h.Root == "" && h.User == ""
 }
 
 // Hash identifies exactly these settings: any change gives another hash.
@@ -162,6 +169,9 @@ func (h HostSettings) Lines() []string {
 	}
 	if h.Root != "" {
 		lines = append(lines, "worktree.root: "+h.Root+leadsTo(h.RootTarget))
+	}
+	if h.User != "" {
+		lines = append(lines, "container.user: "+h.User)
 	}
 	return lines
 }

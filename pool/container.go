@@ -64,7 +64,8 @@ func (p *Pool) makeContainer(ctx context.Context, worktree, box, commit string, 
 // DropContainer removes a batch task's container (on engine; nil: the
 // repository's own) and its sandbox. With keep (a failed task's slot
 // kept as an env), what the task made (its commits, and in copy mode its
-// files) comes back to the slot first.
+// files) comes back to the slot first. Set-id bits the task put on files
+// are cleared (sandbox.Disarm): git's reset of the slot keeps them.
 func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id policy.Identity, keep bool, engine *sandbox.Engine) error {
 	s := sandbox.For(p.r, l.box, l.Path(), "").On(engine)
 	on, err := sandbox.EngineOf(ctx, p.r, engine)
@@ -76,7 +77,12 @@ func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id polic
 			p.r.Warnf("%s: %v", id, err)
 		}
 	}
-	err = errors.Join(on.Runtime.Remove(ctx, ctr), os.RemoveAll(s.Dir()))
+	err = on.Runtime.Remove(ctx, ctr)
+	if !s.Copied() { // the slot is reset next, or kept: git's reset leaves a set-id bit
+		_, derr := sandbox.Disarm(l.Path(), false)
+		err = errors.Join(err, derr)
+	}
+	err = errors.Join(err, os.RemoveAll(s.Dir()))
 	if err == nil && ctr == l.warm.Container {
 		l.warm.Container = "" // gone; the engine stays recorded until the release
 	}

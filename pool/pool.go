@@ -119,7 +119,7 @@ func (p *Pool) newSlot(ctx context.Context, commit string, pid int, start int64,
 	}
 	slot, err := p.r.Store.Pool().Add(ctx, dir, commit, pid, start)
 	if err != nil {
-		lk.RemoveWorktree(context.WithoutCancel(ctx), dir, true)
+		lk.RemoveWorktree(context.WithoutCancel(ctx), dir)
 	}
 	return slot, err
 }
@@ -159,7 +159,8 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 		err := p.r.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
 		why := ""
 		if err == nil && contained {
-			why = tainted(s.Path)
+			owner, _ := p.r.HostUser()
+			why = tainted(s.Path, owner)
 		}
 		switch {
 		case err == nil && why == "":
@@ -178,7 +179,7 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 		}
 		defer lk.Unlock()
 	}
-	if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && hostpath.Exists(s.Path) {
+	if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
 		return err
 	}
 	return p.r.Store.Pool().Drop(ctx, s.ID)
@@ -216,7 +217,7 @@ func (p *Pool) Drain(ctx context.Context, all bool) (int, error) {
 			continue
 		}
 		p.dropWarm(ctx, s, nil)
-		if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && hostpath.Exists(s.Path) {
+		if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
 			return n, err
 		}
 		if err := p.r.Store.Pool().Drop(ctx, s.ID); err != nil {

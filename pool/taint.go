@@ -14,8 +14,10 @@ import (
 // socket, a device), a set-id or sticky bit, a file or directory anyone
 // may write, a file with another link (a hard link would share the env's
 // file with the link's), or one owned by another user than this
-// process's. Symbolic links are not followed.
-func tainted(dir string) string {
+// process's or owner's (the host's user, to whom a root git-apex gave
+// the slot for its container: repo.Repo.HostUser). Symbolic links are
+// not followed.
+func tainted(dir string, owner int) string {
 	uid := os.Geteuid()
 	found := ""
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -40,7 +42,7 @@ func tainted(dir string) string {
 			found = "a world-writable " + rel
 		case st != nil && mode.IsRegular() && uint64(st.Nlink) > 1:
 			found = "a second link to " + rel
-		case st != nil && int(st.Uid) != uid:
+		case st != nil && int(st.Uid) != uid && int(st.Uid) != owner:
 			found = rel + ", owned by another user"
 		default:
 			return nil

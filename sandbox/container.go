@@ -65,23 +65,30 @@ func ContainerName(r *repo.Repo, identity string) string {
 	return "git-apex-" + hex.EncodeToString(sum[:4]) + "-" + identity
 }
 
-// user is the user the sandbox's container runs as: the policy's; for
-// "host", the invoking uid:gid, or 0:0 on a rootless engine
-// (container.Endpoint.Rootless), whose containers' root is the user
-// running the engine, so that what the container writes in the mounted
-// worktree is that user's, not a subordinate id's.
-func (s *Sandbox) user(ctx context.Context, pol *policy.Policy) (string, error) {
+// user is the user the sandbox's container runs as: the policy's once
+// `git apex trust` approved it (another user, root above all, is a
+// privilege), else the host's (repo.HostUser), or 0:0 on a rootless
+// engine (container.Endpoint.Rootless), whose containers' root is the
+// user running the engine, so that what the container writes in the
+// mounted worktree is that user's, not a subordinate id's. handover is
+// set when git-apex runs as root and the host's user is another: the
+// worktree is then given to that user, as its sandbox is.
+func (s *Sandbox) user(ctx context.Context, pol *policy.Policy) (user string, handover bool, err error) {
 	if pol.Container.User != "host" {
-		return pol.Container.User, nil
+		trusted, _, err := s.r.Trusted(pol)
+		if err != nil || trusted {
+			return pol.Container.User, false, err
+		}
 	}
 	e, err := EngineOf(ctx, s.r, s.engine)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if e.Endpoint.Rootless() {
-		return "0:0", nil
+		return "0:0", false, nil
 	}
-	return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), nil
+	uid, gid := s.r.HostUser()
+	return fmt.Sprintf("%d:%d", uid, gid), os.Getuid() == 0 && uid != 0, nil
 }
 
 // spec is the container working in the sandbox: the worktree at its own
@@ -157,9 +164,14 @@ func (s *Sandbox) MakeContainer(ctx context.Context, pol *policy.Policy) (string
 	if err != nil {
 		return "", err
 	}
-	user, err := s.user(ctx, pol)
+	user, handover, err := s.user(ctx, pol)
 	if err != nil {
 		return "", err
+	}
+	if handover && !s.Copied() {
+		if err := chownTree(s.worktree, user); err != nil {
+			return "", fmt.Errorf("cannot give the worktree to %s: %w", user, err)
+		}
 	}
 	id, err := rt.Create(ctx, s.spec(pol, trusted, user))
 	if err == nil && s.Copied() {

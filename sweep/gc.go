@@ -8,7 +8,6 @@ import (
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
-	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
@@ -114,7 +113,7 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 	for _, wt := range worktrees[1:] {
 		switch {
 		case wt.Prunable && wt.Locked:
-			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "directory gone, but locked: " + isolation.LockReason(wt)})
+			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "directory gone, but locked: " + heal.LockReason(wt)})
 		case wt.Prunable:
 			prunable = true
 			action := "pruned"
@@ -124,7 +123,7 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 			items = append(items, GCItem{Action: action, Path: wt.Path, Reason: "git's registration of a deleted worktree"})
 		case known[hostpath.RealPath(wt.Path)] || !hostpath.Within(wt.Path, root):
 		case wt.Locked:
-			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "unknown worktree, locked: " + isolation.LockReason(wt)})
+			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "unknown worktree, locked: " + heal.LockReason(wt)})
 		default:
 			items = append(items, sw.Adopt(ctx, wt, worktrees[0].Branch, opts))
 		}

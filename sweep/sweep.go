@@ -183,7 +183,7 @@ func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.En
 	case env.Mode == string(policy.Shared) || !ok:
 		return ""
 	case wt.Locked:
-		return "its worktree is locked (" + isolation.LockReason(wt) + ")"
+		return "its worktree is locked (" + heal.LockReason(wt) + ")"
 	case cwd != "" && hostpath.Within(cwd, wt.Path):
 		return "your current directory is inside it"
 	}

@@ -35,7 +35,9 @@ var engines sync.Map
 func engineAt(host string) *testEngine {
 	e := &testEngine{host: host}
 	e.ready = sync.OnceValue(func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Generous: on a busy machine an engine that answers can take
+		// seconds, and a wrong "no" skips (or, for podman, fails) a run.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		cmd := e.docker("image", "inspect", testImage)
 		return exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...).Run() == nil
@@ -89,8 +91,10 @@ func (e *testEngine) removeContainers(dir string) {
 // condition adds [docker] (the engine answers and has the test image),
 // [bridge] (and has its default bridge network), [mount] (read-only bind
 // mounts can be made), [sshd] (an sshd the script can start),
-// [dockerd] (a private dockerd the script can start) and [rootless] (a
-// rootless podman the script can start: cmdRootless).
+// [dockerd] (a private dockerd the script can start), [rootless] (a
+// rootless podman the script can start: cmdRootless), [root] (the
+// test runs as root, and may give files to other users) and [asuser]
+// (git-apex can be run as uid 2345 against the engine: canRunAsUser).
 func (e *testEngine) condition(cond string) (bool, error) {
 	switch cond {
 	case "docker":
@@ -105,6 +109,10 @@ func (e *testEngine) condition(cond string) (bool, error) {
 		return haveDockerd(), nil
 	case "rootless":
 		return haveRootless(), nil
+	case "root":
+		return os.Getuid() == 0, nil
+	case "asuser":
+		return e.ready() && canRunAsUser(e.host), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
