@@ -157,3 +157,44 @@ func writePolicy(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRepos: `git apex mcp --repo A --repo B` started outside any
+// repository serves both, A unless a call names B, and refuses a
+// repository it does not serve, naming the field.
+func TestRepos(t *testing.T) {
+	bin := build(t)
+	a, b, other := gittest.NewRepo(t), gittest.NewRepo(t), gittest.NewRepo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.Command(bin, "mcp", "--repo", a, "--repo", b)
+	cmd.Dir, cmd.Env = t.TempDir(), testEnv(t)
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	call := func(name string, args map[string]any) (*mcp.CallToolResult, string) {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		data, _ := json.Marshal(res.StructuredContent)
+		if res.IsError {
+			data = []byte(res.Content[0].(*mcp.TextContent).Text)
+		}
+		return res, string(data)
+	}
+	if res, out := call("start", map[string]any{"identity": "feature-in-b", "repository": b}); res.IsError || !strings.Contains(out, `"mode":"worktree"`) {
+		t.Fatalf("start in b: %s", out)
+	}
+	if _, out := call("list", map[string]any{}); strings.Contains(out, "feature-in-b") {
+		t.Errorf("a call that names no repository works on the first, a: %s", out)
+	}
+	if _, out := call("list", map[string]any{"repository": b}); !strings.Contains(out, "feature-in-b") {
+		t.Errorf("list of b: %s", out)
+	}
+	res, out := call("list", map[string]any{"repository": other})
+	if !res.IsError || res.Meta["field"] != "repository" || !strings.Contains(out, "is not served here") {
+		t.Errorf("a repository not served: %v %v %s", res.IsError, res.Meta, out)
+	}
+}
