@@ -9,18 +9,19 @@ import (
 	"sync"
 )
 
-// inFlight counts the requests read from the client that have no reply
+// inFlight keeps the requests read from the client that have no reply
 // written yet, so that the end of the client's input waits for them: a
-// client may send its last calls and close its side at once.
+// client may send its last calls and close its side at once. A request
+// the client cancels is answered by none (as MCP says), so it leaves too.
 type inFlight struct {
 	ctx     context.Context
 	mu      sync.Mutex
-	pending int
+	pending map[string]bool // by id, as JSON
 	idle    *sync.Cond
 }
 
 func newInFlight(ctx context.Context) *inFlight {
-	f := &inFlight{ctx: ctx}
+	f := &inFlight{ctx: ctx, pending: map[string]bool{}}
 	f.idle = sync.NewCond(&f.mu)
 	context.AfterFunc(ctx, func() {
 		f.mu.Lock()
@@ -34,11 +35,15 @@ func newInFlight(ctx context.Context) *inFlight {
 type message struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params struct {
+		RequestID json.RawMessage `json:"requestId"` // of notifications/cancelled
+	} `json:"params"`
 }
 
-// count adds the requests (a method and an id) and takes away the
-// replies (an id and no method) of one line, a message or a batch.
-func (f *inFlight) count(line []byte, requests bool) {
+// note adds the requests (a method and an id) the client sent in one
+// line (a message or a batch), and drops those it cancelled; or, for a
+// line the server wrote, drops those it replied to (an id, no method).
+func (f *inFlight) note(line []byte, fromClient bool) {
 	var msgs []message
 	line = bytes.TrimSpace(line)
 	if bytes.HasPrefix(line, []byte("[")) {
@@ -52,16 +57,18 @@ func (f *inFlight) count(line []byte, requests bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, m := range msgs {
+		id := string(m.ID)
 		switch {
-		case len(m.ID) == 0 || string(m.ID) == "null":
-		case requests && m.Method != "":
-			f.pending++
-		case !requests && m.Method == "":
-			f.pending--
+		case fromClient && m.Method == "notifications/cancelled":
+			delete(f.pending, string(m.Params.RequestID))
+		case id == "" || id == "null":
+		case fromClient && m.Method != "":
+			f.pending[id] = true
+		case !fromClient && m.Method == "":
+			delete(f.pending, id)
 		}
 	}
-	if f.pending <= 0 {
-		f.pending = 0
+	if len(f.pending) == 0 {
 		f.idle.Broadcast()
 	}
 }
@@ -70,24 +77,24 @@ func (f *inFlight) count(line []byte, requests bool) {
 func (f *inFlight) wait() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for f.pending > 0 && f.ctx.Err() == nil {
+	for len(f.pending) > 0 && f.ctx.Err() == nil {
 		f.idle.Wait()
 	}
 }
 
-// reader is in, counting the requests it holds; its end comes once their
+// reader is in, noting the requests it holds; its end comes once their
 // replies are written.
 func (f *inFlight) reader(in io.Reader) io.ReadCloser {
-	return &countingReader{f: f, in: bufio.NewReader(in)}
+	return &flightReader{f: f, in: bufio.NewReader(in)}
 }
 
-type countingReader struct {
+type flightReader struct {
 	f    *inFlight
 	in   *bufio.Reader
 	left []byte // of the last line, what Read has not returned yet
 }
 
-func (r *countingReader) Read(p []byte) (int, error) {
+func (r *flightReader) Read(p []byte) (int, error) {
 	if len(r.left) == 0 {
 		line, err := r.in.ReadBytes('\n')
 		if len(line) == 0 && err != nil {
@@ -96,7 +103,7 @@ func (r *countingReader) Read(p []byte) (int, error) {
 			}
 			return 0, err
 		}
-		r.f.count(line, true)
+		r.f.note(line, true)
 		r.left = line
 	}
 	n := copy(p, r.left)
@@ -104,20 +111,20 @@ func (r *countingReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *countingReader) Close() error { return nil }
+func (r *flightReader) Close() error { return nil }
 
-// writer is out, counting the replies written to it.
+// writer is out, noting the replies written to it.
 func (f *inFlight) writer(out io.Writer) io.WriteCloser {
-	return &countingWriter{f: f, out: out}
+	return &flightWriter{f: f, out: out}
 }
 
-type countingWriter struct {
+type flightWriter struct {
 	f    *inFlight
 	out  io.Writer
 	part []byte // a line begun and not ended
 }
 
-func (w *countingWriter) Write(p []byte) (int, error) {
+func (w *flightWriter) Write(p []byte) (int, error) {
 	n, err := w.out.Write(p)
 	w.part = append(w.part, p[:n]...)
 	for {
@@ -125,10 +132,10 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		w.f.count(w.part[:i], false)
+		w.f.note(w.part[:i], false)
 		w.part = w.part[i+1:]
 	}
 	return n, err
 }
 
-func (w *countingWriter) Close() error { return nil }
+func (w *flightWriter) Close() error { return nil }

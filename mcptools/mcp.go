@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -194,6 +195,9 @@ func (t *tools) pick(ctx context.Context, session *mcp.ServerSession, named stri
 		named, strings.Join(roots, ", "), named)}
 }
 
+// rootsWait is how long a call waits for the client's roots.
+const rootsWait = 10 * time.Second
+
 // clientRoots are the main working trees of the repositories the
 // client's roots are in, when it offers roots; a root in no repository
 // is left out.
@@ -204,6 +208,9 @@ func clientRoots(ctx context.Context, session *mcp.ServerSession) []string {
 	if p := session.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.RootsV2 == nil {
 		return nil
 	}
+	// A client that does not answer holds up no call for long.
+	ctx, cancel := context.WithTimeout(ctx, rootsWait)
+	defer cancel()
 	res, err := session.ListRoots(ctx, nil)
 	if err != nil {
 		return nil

@@ -198,3 +198,35 @@ func TestRepos(t *testing.T) {
 		t.Errorf("a repository not served: %v %v %s", res.IsError, res.Meta, out)
 	}
 }
+
+// TestCancelledCallEnds: a call the client cancels gets no reply (as
+// MCP says), so the end of stdin does not wait for one: the server ends.
+func TestCancelledCallEnds(t *testing.T) {
+	dir := gittest.NewRepo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- mcptools.Serve(ctx, mcptools.Options{Repos: []string{dir}}, inR, outW); outW.Close() }()
+	sc := bufio.NewScanner(outR)
+	send := func(line string) { fmt.Fprintln(inW, line) }
+	reply := func() string {
+		if !sc.Scan() {
+			t.Fatal("no reply")
+		}
+		return sc.Text()
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	reply()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"start","arguments":{"identity":"feature-cancelled"}}}`)
+	reply()
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"exec","arguments":{"identity":"feature-cancelled","command":["sleep","600"]}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"the user changed their mind"}}`)
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	if err := <-done; err != nil && ctx.Err() != nil {
+		t.Fatalf("the server did not end: %v", err)
+	}
+}
