@@ -51,9 +51,17 @@ for (const mode of APEX_MODES.split(",")) {
     command: ["sh", "-c", "echo 'edited by the agent' >> README.md && git commit -qam 'edit README through mcp' && git log -1 --format=%s"],
   });
   check(run.exit_code === 0, `exec in ${mode}: ${JSON.stringify(run)}`);
+  const linked = await call("link", { alias: `issue-ts-${mode}`, identity });
+  check(linked.identity === identity, `link in ${mode}: ${JSON.stringify(linked)}`);
+  const listed = await call("list", { status: "live" });
+  check(listed.envs.some((e) => e.identity === identity), `list in ${mode}: ${JSON.stringify(listed)}`);
   const changes = await call("changes", { identity });
   check(changes.diffstat.includes("README.md"), `changes in ${mode}: ${JSON.stringify(changes)}`);
   const end = await call("finish", { identity });
   console.log(JSON.stringify({ mode, branch: env.branch, exec: run, changes, outcome: end.outcome }));
 }
+// Every answer so far was checked against its tool's output schema by the
+// SDK; the log's too.
+const { events } = await call("log", {});
+check(events.length > 0, "an empty log");
 await client.close();
