@@ -24,13 +24,24 @@ import (
 	"github.com/git-apex/git-apex/repo"
 )
 
+// binDir holds the binary the tests build, removed when they end.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // binary builds git-apex's engine build once for the tests.
 var binary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "apex-mcp-test")
-	if err != nil {
+	var err error
+	if binDir, err = os.MkdirTemp("", "apex-mcp-test"); err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "git-apex")
+	bin := filepath.Join(binDir, "git-apex")
 	out, err := exec.Command("go", "build", "-tags", "engine", "-o", bin, "../cmd/git-apex").CombinedOutput()
 	if err != nil {
 		return "", errors.New("go build: " + err.Error() + "\n" + string(out))
