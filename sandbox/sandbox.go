@@ -72,8 +72,8 @@ type Sandbox struct {
 	pin      string // the record of the engine its env was made on (state.Env.Engine); "": none
 }
 
-// Engine is an engine a sandbox's container runs on other than the
-// repository's own: one of those a batch spreads its tasks over.
+// Engine is an engine a sandbox's container runs on: one of those a
+// batch spreads its tasks over, or the one a full env was made on.
 type Engine struct {
 	Name     string // its Docker context
 	Endpoint container.Endpoint
