@@ -2,7 +2,6 @@ package doctor
 
 import (
 	"context"
-	"sort"
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/policy"
@@ -46,7 +45,7 @@ func (d *Doctor) checkContainers(ctx context.Context, envs []*state.Env, fix boo
 			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "its container was deleted by hand; `git apex doctor --fix` or `git apex exec` makes it again"})
 		}
 	}
-	return append(out, d.strayContainers(ctx, full)...)
+	return append(out, d.strayContainers(ctx, envs, full)...)
 }
 
 // strayContainers finds containers of full envs on engines other than
@@ -55,31 +54,15 @@ func (d *Doctor) checkContainers(ctx context.Context, envs []*state.Env, fix boo
 // the repository's own and those the envs record. They are never used;
 // doctor names the command that removes one, and removes none itself:
 // it may hold work.
-func (d *Doctor) strayContainers(ctx context.Context, full map[string]*state.Env) []Finding {
+func (d *Doctor) strayContainers(ctx context.Context, envs []*state.Env, full map[string]*state.Env) []Finding {
 	if len(full) == 0 {
 		return nil
 	}
-	engines := map[string]container.Runtime{} // by address
-	names := map[string]container.Endpoint{}
-	if rt, err := d.r.Runtime(ctx); err == nil {
-		ep, _ := d.r.Endpoint(ctx)
-		engines[ep.Address()], names[ep.Address()] = rt, ep
-	}
-	for _, e := range full {
-		if rt, ep, err := d.r.Engine(ctx, e.Engine); err == nil && e.Engine != "" {
-			engines[ep.Address()], names[ep.Address()] = rt, ep
-		}
-	}
-	addresses := make([]string, 0, len(engines))
-	for a := range engines {
-		addresses = append(addresses, a)
-	}
-	sort.Strings(addresses)
 	var out []Finding
-	for _, addr := range addresses {
-		found, err := engines[addr].List(ctx, map[string]string{sandbox.LabelRepo: d.r.Key()})
+	for _, on := range d.r.Engines(ctx, envs) {
+		found, err := on.Runtime.List(ctx, map[string]string{sandbox.LabelRepo: d.r.Key()})
 		if err != nil {
-			out = append(out, Finding{Check: "containers on " + names[addr].String(), Status: "problem", Detail: "cannot list them: " + err.Error()})
+			out = append(out, Finding{Check: "containers on " + on.Endpoint.String(), Status: "problem", Detail: "cannot list them: " + err.Error()})
 			continue
 		}
 		for _, c := range found {
@@ -88,12 +71,12 @@ func (d *Doctor) strayContainers(ctx context.Context, full map[string]*state.Env
 				continue // gc --orphans reports those no env owns
 			}
 			made, err := container.Recorded(e.Engine)
-			if err != nil || made.Address() == addr {
+			if err != nil || made.Address() == on.Endpoint.Address() {
 				continue
 			}
 			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "a container " + c.Name + " (" + repo.Short(c.ID) + ") of it is on " +
-				names[addr].String() + ", not on " + made.String() + " where it was made, and is never used; look inside, then remove it with `" +
-				names[addr].CLI() + " rm -f " + repo.Short(c.ID) + "`"})
+				on.Endpoint.String() + ", not on " + made.String() + " where it was made, and is never used; look inside, then remove it with `" +
+				on.Endpoint.CLI() + " rm -f " + repo.Short(c.ID) + "`"})
 		}
 	}
 	return out

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
 )
 
 // connect connects to the container engine found as the Docker CLI
@@ -88,6 +90,36 @@ func (r *Repo) Engine(ctx context.Context, rec string) (container.Runtime, conta
 		return nil, ep, fmt.Errorf("its engine %s does not answer: %w", ep, e.err)
 	}
 	return e.rt, e.ep, nil
+}
+
+// Reached is an engine that answers.
+type Reached struct {
+	Endpoint container.Endpoint
+	Runtime  container.Runtime
+}
+
+// Engines are the engines the repository's containers may be on that
+// answer: the one the environment names and those live envs record, one per
+// address, in the order of their addresses.
+func (r *Repo) Engines(ctx context.Context, envs []*state.Env) []Reached {
+	byAddress := map[string]Reached{}
+	if rt, err := r.Runtime(ctx); err == nil {
+		byAddress[r.engine.Address()] = Reached{r.engine, rt}
+	}
+	for _, e := range envs {
+		if e.Engine == "" || !e.Live() {
+			continue
+		}
+		if rt, ep, err := r.Engine(ctx, e.Engine); err == nil {
+			byAddress[ep.Address()] = Reached{ep, rt}
+		}
+	}
+	var out []Reached
+	for _, e := range byAddress {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Endpoint.Address() < out[j].Endpoint.Address() })
+	return out
 }
 
 // Endpoint is where the repository's runtime reached its engine,
