@@ -488,6 +488,11 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 	}
 	in := &intent.Intent{Op: "start", Identity: env.Identity, Path: t.path, Branch: p.branch,
 		NewBranch: p.branch != "" && !t.branchExists, Start: t.start}
+	if p.mode == policy.Full {
+		if ep, err := m.r.Endpoint(ctx); err == nil { // connected by sandbox.Ready
+			in.Engine = ep.Record()
+		}
+	}
 	if p.mode != policy.Shared {
 		if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
 			return nil, err
