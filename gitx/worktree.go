@@ -246,7 +246,11 @@ func (l *Locked) FetchBundle(ctx context.Context, file, ref, dst string) error {
 	for line := ""; line != "\n" && err == nil; { // the header ends at an empty line (else index-pack fails)
 		line, err = pack.ReadString('\n')
 	}
-	quarantine, err := os.MkdirTemp(filepath.Join(l.CommonDir, "objects"), "incoming-")
+	if err != nil {
+		return fmt.Errorf("cannot read the bundle's header: %w", err)
+	}
+	// git prune removes a tmp_objdir-* that a killed git-apex left.
+	quarantine, err := os.MkdirTemp(filepath.Join(l.CommonDir, "objects"), "tmp_objdir-incoming-")
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,9 @@ func (s *Service) Remove(ctx context.Context, r RemoveRequest) (*Removal, error)
 	opts := isolation.RemoveOptions{Force: r.Force, DeleteBranch: r.DeleteBranch, Cwd: r.Cwd}
 	if env, _, err := s.r.Resolve(ctx, r.Identity); err == nil {
 		_, opts.BackErr = sandbox.BringBackEnv(ctx, s.r, nil, env)
+		if ctx.Err() != nil { // interrupted while reading: nothing is removed, forced or not
+			return nil, ctx.Err()
+		}
 	}
 	res, err := s.m.Remove(ctx, r.Identity, opts)
 	if err != nil {
