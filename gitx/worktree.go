@@ -269,6 +269,16 @@ func (l *Locked) SetRef(ctx context.Context, dir, ref, commit, old string) error
 	return err
 }
 
+// Run runs git in dir (the working tree when dir is "") under the lock,
+// with env added to its environment (a temporary GIT_INDEX_FILE, say),
+// and returns stdout: the runner of a package that builds one concern of
+// its own on git's plumbing (trash).
+func (l *Locked) Run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	c := l.command(dir, args, false)
+	c.env = append(gitEnv()[:len(gitEnv()):len(gitEnv())], env...)
+	return run(ctx, c)
+}
+
 // DeleteRef deletes a ref that is not a branch git-apex manages (one of
 // its own under refs/apex/).
 func (l *Locked) DeleteRef(ctx context.Context, ref string) error {
