@@ -9,6 +9,7 @@ import (
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/service"
+	"github.com/git-apex/git-apex/trash"
 	"github.com/git-apex/git-apex/words"
 )
 
@@ -37,6 +38,9 @@ func RemovalNotes(res *service.Removal) []string {
 		notes = append(notes, "deleted branch "+e.Branch)
 	case e.Branch != "":
 		notes = append(notes, "kept branch "+e.Branch+" (`git apex remove --delete-branch` deletes it too)")
+	}
+	if res.Trash != nil {
+		notes = append(notes, fmt.Sprintf("discarded %s of uncommitted work into the trash; undo with `git apex restore %s`", words.Count(res.Trash.Files, "file"), e.Identity))
 	}
 	return notes
 }
@@ -101,4 +105,9 @@ func Verdict(findings []doctor.Finding) (note string, err error) {
 		return "no problems; " + words.Count(count["suggestion"], "suggestion"), nil
 	}
 	return "", nil
+}
+
+// TrashRow is a trash entry as a row of `git apex restore --list`.
+func TrashRow(e trash.Entry) []string {
+	return []string{e.Identity, e.At.Local().Format("2006-01-02 15:04:05"), words.Count(e.Files, "file"), BranchOrDetached(e.Branch), e.Path}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trash"
 	"github.com/git-apex/git-apex/words"
 )
 
@@ -36,6 +37,9 @@ type RemoveResult struct {
 	BranchDeleted bool
 	AlreadyGone   bool     // its directory had been deleted by hand
 	DroppedLinks  []string // links that resolved to it
+	// Trash is where a forced removal kept the uncommitted work it
+	// discarded (`git apex restore` brings it back); nil when there was none.
+	Trash *trash.Entry
 }
 
 // Remove deletes an env's worktree and marks it destroyed, dropping the
@@ -166,11 +170,14 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	if removeTree {
 		// git worktree remove would check this in a git status of its own,
 		// which no trap.Watch could stop, and refuses any worktree with
-		// submodules: this one counts them.
+		// submodules: this one counts them. Forced, what it finds is kept
+		// in the trash before it goes.
 		if !opts.Force {
 			if err := dirtyRefusal(); err != nil {
 				return nil, err
 			}
+		} else if res.Trash, err = m.keep(ctx, lk, env); err != nil {
+			return nil, err
 		}
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env); err != nil {
 			return nil, err
@@ -196,6 +203,22 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	return res, nil
+}
+
+// keep keeps the uncommitted work of a live env's worktree in the
+// trash, and returns where; nil when there is none (a git status finds
+// the tree clean). When the work cannot be kept, nothing is removed.
+func (m *Manager) keep(ctx context.Context, lk *gitx.Locked, env *state.Env) (*trash.Entry, error) {
+	changes, err := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()})
+	if err != nil || !changes.Dirty() {
+		return nil, err // a trap.Error among them: it names the worktree
+	}
+	what := trash.Entry{Identity: env.Identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode, Path: env.Path}
+	kept, err := trash.Record(ctx, lk, what, m.r.Store.Now())
+	if err != nil {
+		return nil, exitcode.New(exitcode.Refused, "cannot remove %s: cannot keep its %s in the trash first: %v; commit or stash them, then retry", env.Identity, changes.Files(), err)
+	}
+	return kept, nil
 }
 
 // checkBranchHeld fails when the env's branch has commits that neither

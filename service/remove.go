@@ -5,6 +5,7 @@ import (
 
 	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/sandbox"
+	"github.com/git-apex/git-apex/trash"
 )
 
 // RemoveRequest asks to remove an env (isolation.Manager.Remove).
@@ -21,6 +22,9 @@ type Removal struct {
 	BranchDeleted bool     `json:"branch_deleted"`
 	AlreadyGone   bool     `json:"already_gone"`  // its directory had been deleted by hand
 	DroppedLinks  []string `json:"dropped_links"` // links that resolved to it
+	// Trash is where a forced removal kept the uncommitted work it
+	// discarded: `git apex restore <identity>` brings it back.
+	Trash *trash.Entry `json:"trash,omitempty"`
 }
 
 // Remove removes an env's worktree and marks it destroyed; it refuses
@@ -45,7 +49,7 @@ func removalOf(res *isolation.RemoveResult) *Removal {
 	if dropped == nil {
 		dropped = []string{}
 	}
-	return &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped}
+	return &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped, Trash: res.Trash}
 }
 
 // The outcomes of close and finish.

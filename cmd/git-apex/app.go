@@ -65,6 +65,7 @@ func newApp() *cli.App {
 			pathCommand(),
 			listCommand(),
 			removeCommand(),
+			restoreCommand(),
 			linkCommand(),
 			unlinkCommand(),
 			closeCommand(),
