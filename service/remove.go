@@ -81,9 +81,10 @@ func endingOf(end *isolation.Ending) *Ending {
 }
 
 // Close ends an identity, and removes its env once no identity uses it
-// when that is safe; else keeps it as preserved with the reason.
-func (s *Service) Close(ctx context.Context, identity, cwd string) (*Ending, error) {
-	end, err := s.m.CloseIdentity(ctx, identity, cwd)
+// when that is safe (force: whatever it holds, its uncommitted work kept
+// in the trash); else keeps it as preserved with the reason.
+func (s *Service) Close(ctx context.Context, identity, cwd string, force bool) (*Ending, error) {
+	end, err := s.m.CloseIdentity(ctx, identity, cwd, force)
 	if err != nil {
 		return nil, identityError(err)
 	}
