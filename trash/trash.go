@@ -37,7 +37,7 @@ type Entry struct {
 	Identity string    `json:"identity"`
 	Ref      string    `json:"ref"`
 	Commit   string    `json:"commit"` // its working tree; ^1 the commit checked out, ^2 the index
-	At       time.Time `json:"time"`   // when it was discarded
+	At       time.Time `json:"discarded_at"`
 	Branch   string    `json:"branch,omitempty"`
 	Base     string    `json:"base,omitempty"`
 	Head     string    `json:"head"` // the commit checked out: the branch's tip then
@@ -93,7 +93,7 @@ func Record(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*E
 		return nil, err
 	}
 	e := what
-	e.Path, e.Head, e.Files, e.At = dir, head, files, now.Truncate(time.Millisecond)
+	e.Path, e.Head, e.Files, e.At = dir, head, files, now.UTC().Truncate(time.Millisecond)
 	e.Ref = fmt.Sprintf("%s%s/%d", Prefix, e.Identity, e.At.UnixMilli())
 	index, err := tree(ctx, lk, dir, committer, "commit-tree", indexTree, "-p", head, "-m", "git-apex trash: index of "+e.Identity)
 	if err != nil {
