@@ -107,7 +107,20 @@ func Verdict(findings []doctor.Finding) (note string, err error) {
 	return "", nil
 }
 
-// TrashRow is a trash entry as a row of `git apex restore --list`.
-func TrashRow(e trash.Entry) []string {
-	return []string{e.Identity, e.At.Local().Format("2006-01-02 15:04:05"), words.Count(e.Files, "file"), BranchOrDetached(e.Branch), e.Path}
+// TrashRows are the rows of `git apex restore --list`.
+func TrashRows(entries []trash.Entry) [][]string {
+	var rows [][]string
+	for _, e := range entries {
+		rows = append(rows, []string{e.Identity, e.At.Local().Format("2006-01-02 15:04:05"), words.Count(e.Files, "file"), BranchOrDetached(e.Branch), e.Path})
+	}
+	return rows
+}
+
+// RestoreNotes say what a restore did.
+func RestoreNotes(res *service.Restored) []string {
+	notes := []string{"restored " + res.Env.Identity + ": " + Describe(res.Env)}
+	if res.BranchRecreated {
+		notes = append(notes, fmt.Sprintf("made branch %s again at %.12s", res.Env.Branch, res.From.Head))
+	}
+	return notes
 }

@@ -176,7 +176,8 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			if err := dirtyRefusal(); err != nil {
 				return nil, err
 			}
-		} else if res.Trash, err = m.keep(ctx, lk, env); err != nil {
+		} else if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
+			Path: env.Path}, env.Contained(), m.r.Store.Now()); err != nil {
 			return nil, err
 		}
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env); err != nil {
@@ -203,22 +204,6 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	return res, nil
-}
-
-// keep keeps the uncommitted work of a live env's worktree in the
-// trash, and returns where; nil when there is none (a git status finds
-// the tree clean). When the work cannot be kept, nothing is removed.
-func (m *Manager) keep(ctx context.Context, lk *gitx.Locked, env *state.Env) (*trash.Entry, error) {
-	changes, err := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()})
-	if err != nil || !changes.Dirty() {
-		return nil, err // a trap.Error among them: it names the worktree
-	}
-	what := trash.Entry{Identity: env.Identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode, Path: env.Path}
-	kept, err := trash.Record(ctx, lk, what, m.r.Store.Now())
-	if err != nil {
-		return nil, exitcode.New(exitcode.Refused, "cannot remove %s: cannot keep its %s in the trash first: %v; commit or stash them, then retry", env.Identity, changes.Files(), err)
-	}
-	return kept, nil
 }
 
 // checkBranchHeld fails when the env's branch has commits that neither

@@ -248,13 +248,10 @@ func (p *Pool) Drain(ctx context.Context, all bool) (int, []trash.Entry, error) 
 func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) (*trash.Entry, error) {
 	var kept *trash.Entry
 	if !warm && hostpath.Exists(s.Path) {
-		changes, err := lk.Status(ctx, s.Path, gitx.StatusOptions{})
-		if err == nil && changes.Dirty() {
-			what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
-			kept, err = trash.Record(ctx, lk, what, p.r.Store.Now())
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cannot drain pool slot %s: cannot keep what was changed in it in the trash first: %w", s.Path, err)
+		what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
+		var err error
+		if kept, err = trash.Record(ctx, lk, what, false, p.r.Store.Now()); err != nil {
+			return nil, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
 		}
 	}
 	if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {

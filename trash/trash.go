@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 )
 
@@ -62,10 +63,28 @@ var committer = []string{"GIT_AUTHOR_NAME=git-apex", "GIT_AUTHOR_EMAIL=git-apex@
 	"GIT_COMMITTER_NAME=git-apex", "GIT_COMMITTER_EMAIL=git-apex@localhost"}
 
 // Record keeps the uncommitted work of the worktree at what.Path as an
-// entry made at now, and returns it; nil when there is nothing to lose
-// (the index and every file not ignored are as the commit checked out).
-// what gives Identity, Branch, Base and Mode.
-func Record(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*Entry, error) {
+// entry made at now, and returns it; nil when there is nothing to lose:
+// a git status finds the tree clean (contained: a container wrote in it,
+// as gitx.StatusOptions says), or the index and every file not ignored
+// are as the commit checked out. what gives Identity, Branch, Base and
+// Mode. A status that fails (a trap.Error, say) is returned as it is;
+// work that cannot be kept is a refusal (exit 3): the caller deletes
+// nothing.
+func Record(ctx context.Context, lk *gitx.Locked, what Entry, contained bool, now time.Time) (*Entry, error) {
+	changes, err := lk.Status(ctx, what.Path, gitx.StatusOptions{Contained: contained})
+	if err != nil || !changes.Dirty() {
+		return nil, err
+	}
+	e, err := record(ctx, lk, what, now)
+	if err != nil {
+		return nil, exitcode.New(exitcode.Refused, "cannot keep the %s of %s in the trash, so nothing was deleted: %v; commit or stash them, then retry",
+			changes.Files(), what.Identity, err)
+	}
+	return e, nil
+}
+
+// record is Record once a status found the worktree dirty.
+func record(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*Entry, error) {
 	dir := what.Path
 	head, err := lk.WorktreeHead(ctx, dir)
 	if err != nil {

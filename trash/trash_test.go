@@ -43,7 +43,7 @@ func TestRecordAndPut(t *testing.T) {
 	defer lk.Unlock()
 	what := Entry{Identity: "feature-topic", Branch: "topic", Base: "main", Mode: "worktree", Path: wt}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	if e, err := Record(ctx, lk, what, now); err != nil || e != nil {
+	if e, err := Record(ctx, lk, what, false, now); err != nil || e != nil {
 		t.Fatalf("clean worktree: Record = %+v, %v; want nothing", e, err)
 	}
 
@@ -54,7 +54,7 @@ func TestRecordAndPut(t *testing.T) {
 	write(filepath.Join(wt, "debug.log"), "ignored\n")
 	os.Remove(filepath.Join(wt, "gone.txt"))
 	tip := gittest.Git(t, wt, "rev-parse", "HEAD")
-	e, err := Record(ctx, lk, what, now)
+	e, err := Record(ctx, lk, what, false, now)
 	if err != nil || e == nil {
 		t.Fatalf("Record = %+v, %v", e, err)
 	}

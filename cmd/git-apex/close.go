@@ -15,10 +15,7 @@ func closeCommand() *cli.Command {
 		Name:      "close",
 		Usage:     "end a work item: drop its identity, and remove its environment once nothing uses it",
 		UsageText: "git apex close [--force] [--json] <identity>",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "remove the environment as remove --force does, its uncommitted work kept in the trash"},
-			jsonFlag,
-		},
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "remove it as remove --force does, its uncommitted work kept in the trash"}, jsonFlag},
 		Description: "An environment that no identity uses any more is removed when that is safe; " +
 			"one with uncommitted work is kept as preserved, with the reason. With --force it is removed as " +
 			"`git apex remove --force` removes it: its uncommitted work goes to the trash (`git apex restore` brings it back).",

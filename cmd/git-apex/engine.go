@@ -41,5 +41,5 @@ func mcpAction(c *cli.Context) error {
 	if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 		return err
 	}
-	return mcptools.Serve(c.Context, ".", appVersion(), repoOptions(c))
+	return mcptools.Serve(c.Context, ".", cmdline.Version(version), repoOptions(c))
 }
