@@ -36,7 +36,9 @@ func Serve(ctx context.Context, dir, version string, opts repo.Options) error {
 	mcp.AddTool(server, &mcp.Tool{Name: "changes", Description: "Show an environment's changes: git status, and the diff stat " +
 		"against its base."}, s.changes)
 	mcp.AddTool(server, &mcp.Tool{Name: "remove", Description: "Remove an environment; refused when that would lose " +
-		"uncommitted work or commits held nowhere else, unless forced."}, s.remove)
+		"uncommitted work or commits held nowhere else, unless forced; forced, the uncommitted work goes to the trash, which restore undoes."}, s.remove)
+	mcp.AddTool(server, &mcp.Tool{Name: "restore", Description: "Make a forcibly removed environment again with the uncommitted " +
+		"work its removal discarded: same branch and base, every file back, staged state included."}, s.restore)
 	mcp.AddTool(server, &mcp.Tool{Name: "finish", Description: "End an environment's lifecycle: removed on success, kept " +
 		"for inspection on failure."}, s.finish)
 	mcp.AddTool(server, &mcp.Tool{Name: "link", Description: "Make another identity (issue-42, pr-99) resolve to an " +
@@ -196,6 +198,10 @@ func (t *tools) remove(ctx context.Context, _ *mcp.CallToolRequest, in RemoveInp
 	return with(ctx, t, func(s *service.Service) (*service.Removal, error) {
 		return s.Remove(ctx, service.RemoveRequest{Identity: in.Identity, Force: in.Force, DeleteBranch: in.DeleteBranch})
 	})
+}
+
+func (t *tools) restore(ctx context.Context, _ *mcp.CallToolRequest, in IdentityInput) (*mcp.CallToolResult, *service.Restored, error) {
+	return with(ctx, t, func(s *service.Service) (*service.Restored, error) { return s.Restore(ctx, in.Identity) })
 }
 
 // FinishInput is the finish tool's input.

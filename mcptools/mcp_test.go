@@ -51,7 +51,7 @@ func TestAgentSession(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if strings.Join(names, " ") != "changes exec finish link list log remove start" {
+	if strings.Join(names, " ") != "changes exec finish link list log remove restore start" {
 		t.Errorf("tools: %v", names)
 	}
 
@@ -119,9 +119,12 @@ func TestAgentSession(t *testing.T) {
 	if len(listed.Envs) != 1 {
 		t.Errorf("list: %+v", listed)
 	}
-	var removal struct{ Env struct{ Status string } }
+	var removal struct {
+		Env   struct{ Status string }
+		Trash struct{ Files int }
+	}
 	call("remove", map[string]any{"identity": "feature-agent", "force": true}, &removal)
-	if removal.Env.Status != "destroyed" {
+	if removal.Env.Status != "destroyed" || removal.Trash.Files != 1 {
 		t.Errorf("remove: %+v", removal)
 	}
 	if _, err := os.Stat(env.Path); !os.IsNotExist(err) {
@@ -132,6 +135,14 @@ func TestAgentSession(t *testing.T) {
 	if len(log.Events) < 2 || log.Events[len(log.Events)-1].Event != "removed" {
 		t.Errorf("log: %+v", log)
 	}
+
+	// The forced removal is undone: the untracked file is back.
+	var restored struct{ Env struct{ Path, Status string } }
+	call("restore", map[string]any{"identity": "feature-agent"}, &restored)
+	if data, err := os.ReadFile(filepath.Join(env.Path, "made.txt")); restored.Env.Status != "active" || err != nil || string(data) != "made\n" {
+		t.Errorf("restore: %+v; made.txt %q, %v", restored, data, err)
+	}
+	call("remove", map[string]any{"identity": "feature-agent", "force": true}, &removal)
 
 	// A strict full policy is the policy: an agent cannot ask its way
 	// out of the container.
