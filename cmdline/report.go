@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/git-apex/git-apex/doctor"
@@ -40,7 +41,8 @@ func RemovalNotes(res *service.Removal) []string {
 		notes = append(notes, "kept branch "+e.Branch+" (`git apex remove --delete-branch` deletes it too)")
 	}
 	if res.Trash != nil {
-		notes = append(notes, fmt.Sprintf("discarded %s of uncommitted work into the trash; undo with `git apex restore %s`", words.Count(res.Trash.Files, "file"), e.Identity))
+		notes = append(notes, fmt.Sprintf("discarded %s of uncommitted work into the trash%s; undo with `git apex restore %s`",
+			words.Count(res.Trash.Files, "file"), notKept(res.Trash.NotKept), e.Identity))
 	}
 	return notes
 }
@@ -105,6 +107,19 @@ func Verdict(findings []doctor.Finding) (note string, err error) {
 		return "no problems; " + words.Count(count["suggestion"], "suggestion"), nil
 	}
 	return "", nil
+}
+
+// notKept says which nested repositories a discard deleted without
+// keeping them, or "".
+func notKept(nested []string) string {
+	if len(nested) == 0 {
+		return ""
+	}
+	noun := "repositories"
+	if len(nested) == 1 {
+		noun = "repository"
+	}
+	return fmt.Sprintf(" (not the nested %s %s, which the trash cannot keep)", noun, strings.Join(nested, ", "))
 }
 
 // TrashRows are the rows of `git apex restore --list`.

@@ -45,6 +45,10 @@ type Entry struct {
 	Mode     string    `json:"mode"`
 	Path     string    `json:"path"`
 	Files    int       `json:"files"` // paths that differ from Head, staged or not
+	// NotKept are the untracked nested repositories (as dir/) that the
+	// discard deleted without keeping them (see workingTree); only in the
+	// result of the discard that made the entry.
+	NotKept []string `json:"not_kept,omitempty"`
 }
 
 // The lines of an entry's message that say what it was.
@@ -100,7 +104,7 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*E
 	if err != nil {
 		indexTree = headTree
 	}
-	workTree, err := workingTree(ctx, lk, dir)
+	workTree, nested, err := workingTree(ctx, lk, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +116,7 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*E
 		return nil, err
 	}
 	e := what
-	e.Path, e.Head, e.Files, e.At = dir, head, files, now.UTC().Truncate(time.Millisecond)
+	e.Path, e.Head, e.Files, e.At, e.NotKept = dir, head, files, now.UTC().Truncate(time.Millisecond), nested
 	e.Ref = fmt.Sprintf("%s%s/%d", Prefix, e.Identity, e.At.UnixMilli())
 	index, err := tree(ctx, lk, dir, committer, "commit-tree", indexTree, "-p", head, "-m", "git-apex trash: index of "+e.Identity)
 	if err != nil {
@@ -135,25 +139,41 @@ func tree(ctx context.Context, lk *gitx.Locked, dir string, env []string, args .
 
 // workingTree writes the tree of every file in the worktree at dir that
 // is not ignored, through a copy of its index: its own index is left
-// as it is.
-func workingTree(ctx context.Context, lk *gitx.Locked, dir string) (string, error) {
+// as it is. It returns the untracked nested repositories too, which it
+// leaves out: git would only record the commit one has checked out (and
+// fails on one with none), and git is not run inside one (a container
+// may have planted it, with a config that runs commands).
+func workingTree(ctx context.Context, lk *gitx.Locked, dir string) (string, []string, error) {
 	indexFile, err := tree(ctx, lk, dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
 	if err != nil {
-		return "", err
+		return "", nil, err
+	}
+	untracked, err := lk.Run(ctx, dir, nil, "ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return "", nil, err
+	}
+	add := []string{"add", "-A", "--", "."}
+	var nested []string
+	for _, p := range strings.Split(untracked, "\x00") {
+		if strings.HasSuffix(p, "/") { // git lists a nested repository as a directory
+			nested = append(nested, p)
+			add = append(add, ":(exclude,literal)"+p)
+		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(indexFile), "apex-trash-index-")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer os.Remove(tmp.Name())
 	if err := copyInto(tmp, indexFile); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
-	if _, err := lk.Run(ctx, dir, env, "add", "-A", "--", "."); err != nil {
-		return "", err
+	if _, err := lk.Run(ctx, dir, env, add...); err != nil {
+		return "", nil, err
 	}
-	return tree(ctx, lk, dir, env, "write-tree")
+	t, err := tree(ctx, lk, dir, env, "write-tree")
+	return t, nested, err
 }
 
 // copyInto fills dst, then closes it, with the file src, if it exists.

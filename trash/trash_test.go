@@ -53,13 +53,14 @@ func TestRecordAndPut(t *testing.T) {
 	write(filepath.Join(wt, "untracked.txt"), "loose\n")
 	write(filepath.Join(wt, "debug.log"), "ignored\n")
 	os.Remove(filepath.Join(wt, "gone.txt"))
+	gittest.Git(t, "", "init", "-q", filepath.Join(wt, "nested")) // no commit: git add would fail on it
 	tip := gittest.Git(t, wt, "rev-parse", "HEAD")
 	e, err := Record(ctx, lk, what, false, now)
 	if err != nil || e == nil {
 		t.Fatalf("Record = %+v, %v", e, err)
 	}
-	if e.Ref != "refs/apex/trash/feature-topic/1772366400000" || e.Head != tip || e.Files != 4 {
-		t.Errorf("Record = %+v; want its ref by identity and time, head %s, 4 files", e, tip)
+	if e.Ref != "refs/apex/trash/feature-topic/1772366400000" || e.Head != tip || e.Files != 4 || len(e.NotKept) != 1 || e.NotKept[0] != "nested/" {
+		t.Errorf("Record = %+v; want its ref by identity and time, head %s, 4 files, the nested repository not kept", e, tip)
 	}
 	if got := gittest.Git(t, wt, "diff", "--cached", "--name-only"); got != "staged.txt" {
 		t.Errorf("Record changed the worktree's index: staged %q", got)
