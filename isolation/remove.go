@@ -80,6 +80,10 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	forceHint := fmt.Sprintf("`git apex remove --force %s`", identity)
 
+	// A full env's container is removed where it is, never looked for elsewhere.
+	if err := sandbox.Reach(ctx, m.r, env); err != nil && !opts.Force {
+		return nil, exitcode.New(exitcode.Runtime, "cannot remove %s: %v; make it answer and retry, or run %s to remove the environment and leave its container there", identity, err, forceHint)
+	}
 	// What a full env's container made comes back first: every check below sees it.
 	back, err := sandbox.Result{}, opts.BackErr
 	if err == nil {

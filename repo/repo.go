@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/git-apex/git-apex/container"
@@ -51,6 +52,12 @@ type Repo struct {
 	rt     container.Runtime  // the container runtime, connected on first use
 	engine container.Endpoint // where rt reached it
 	rtErr  error              // why there is none
+
+	warnMu sync.Mutex
+	warned []string // the warnings printed, for Warnings
+
+	engines   map[string]*reached // each engine reached, by its record (see Engine)
+	enginesMu sync.Mutex
 }
 
 // Open opens the repository containing dir and its state database. The
@@ -93,8 +100,10 @@ func StatePath(git *gitx.Repo) string { return filepath.Join(git.ApexDir(), "sta
 
 // Close closes the state database and the runtime connection.
 func (r *Repo) Close() error {
-	if r.rt != nil {
-		r.rt.Close()
+	for _, e := range r.engines {
+		if e.rt != nil {
+			e.rt.Close()
+		}
 	}
 	return r.Store.Close()
 }
@@ -141,9 +150,21 @@ func (r *Repo) PolicyFile() string { return r.opts.PolicyFile }
 // Stderr is where notes and warnings go, and commands' output with them.
 func (r *Repo) Stderr() io.Writer { return r.opts.Stderr }
 
-// Warnf prints a warning on stderr.
+// Warnf prints a warning on stderr, and keeps it for Warnings.
 func (r *Repo) Warnf(format string, args ...any) {
-	fmt.Fprintf(r.opts.Stderr, "warning: "+format+"\n", args...)
+	msg := fmt.Sprintf(format, args...)
+	r.warnMu.Lock()
+	defer r.warnMu.Unlock()
+	r.warned = append(r.warned, msg)
+	fmt.Fprintf(r.opts.Stderr, "warning: %s\n", msg)
+}
+
+// Warnings are the warnings printed since the repository was opened: the
+// servers open one per request and answer them with its result.
+func (r *Repo) Warnings() []string {
+	r.warnMu.Lock()
+	defer r.warnMu.Unlock()
+	return append([]string(nil), r.warned...)
 }
 
 // Notef prints a note on stderr.

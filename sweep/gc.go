@@ -11,6 +11,7 @@ import (
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 	"github.com/git-apex/git-apex/trash"
@@ -172,17 +173,10 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 }
 
 // orphanContainers finds this repository's labelled containers that no
-// live env, and no pool slot as its warm container, owns: a killed
-// start's, say; Force removes them.
+// live env, and no pool slot as its warm container, owns (a killed
+// start's, say), on every engine they may be on that answers
+// (repo.Engines); Force removes them.
 func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts GCOptions) []GCItem {
-	rt, err := sw.r.Runtime(ctx)
-	if err != nil {
-		return nil // no runtime: no containers to find
-	}
-	found, err := rt.List(ctx, map[string]string{sandbox.LabelRepo: sw.r.Key()})
-	if err != nil {
-		return []GCItem{{Action: "kept", Container: "*", Reason: "cannot list the containers: " + err.Error()}}
-	}
 	owned := map[string]bool{}
 	for _, e := range envs {
 		if e.Container != "" {
@@ -194,9 +188,27 @@ func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts
 		return []GCItem{{Action: "kept", Container: "*", Reason: "cannot list the pool's warm containers: " + err.Error()}}
 	}
 	for _, s := range slots {
-		if s.Warm.Container != "" && s.Warm.Engine == "" {
+		if s.Warm.Container != "" {
 			owned[s.Warm.Container] = true
 		}
+	}
+	var items []GCItem
+	for _, on := range sw.r.Engines(ctx, envs) {
+		items = append(items, sw.orphansOn(ctx, on, owned, opts)...)
+	}
+	return items
+}
+
+// orphansOn is orphanContainers on one engine.
+func (sw *Sweeper) orphansOn(ctx context.Context, on repo.Reached, owned map[string]bool, opts GCOptions) []GCItem {
+	rt := on.Runtime
+	found, err := rt.List(ctx, map[string]string{sandbox.LabelRepo: sw.r.Key()})
+	if err != nil {
+		return []GCItem{{Action: "kept", Container: "*", Reason: "cannot list the containers on " + on.Endpoint.String() + ": " + err.Error()}}
+	}
+	where := ""
+	if def, err := sw.r.Endpoint(ctx); err != nil || def.Address() != on.Endpoint.Address() {
+		where = "on " + on.Endpoint.String() + ": "
 	}
 	var items []GCItem
 	for _, c := range found {
@@ -204,12 +216,12 @@ func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts
 			continue
 		}
 		item := GCItem{Action: "found", Container: c.Name,
-			Reason: "labelled for " + c.Labels[sandbox.LabelEnv] + ", which no environment owns; `git apex gc --orphans --force` removes it"}
+			Reason: where + "labelled for " + c.Labels[sandbox.LabelEnv] + ", which no environment owns; `git apex gc --orphans --force` removes it"}
 		if opts.Force && !opts.DryRun {
 			if err := rt.Remove(ctx, c.ID); err != nil {
 				item.Reason = "cannot remove it: " + err.Error()
 			} else {
-				item.Action, item.Reason = "removed", "labelled for "+c.Labels[sandbox.LabelEnv]+", which no environment owns"
+				item.Action, item.Reason = "removed", where+"labelled for "+c.Labels[sandbox.LabelEnv]+", which no environment owns"
 			}
 		}
 		items = append(items, item)

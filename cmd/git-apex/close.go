@@ -17,8 +17,7 @@ func closeCommand() *cli.Command {
 		UsageText: "git apex close [--force] [--json] <identity>",
 		Flags:     []cli.Flag{&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "remove it as remove --force does, its uncommitted work kept in the trash"}, jsonFlag},
 		Description: "An environment that no identity uses any more is removed when that is safe; " +
-			"one with uncommitted work is kept as preserved, with the reason. With --force it is removed as " +
-			"`git apex remove --force` removes it: its uncommitted work goes to the trash (`git apex restore` brings it back).",
+			"one with uncommitted work is kept as preserved, with the reason; --force removes it, its work kept in the trash.",
 		Action: func(c *cli.Context) error {
 			args, err := cmdline.Positional(c, 1, 1, "<identity>")
 			if err != nil {
