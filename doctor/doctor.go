@@ -105,7 +105,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		switch {
 		case drift.Kind == heal.None:
 		case drift.Kind == heal.Gitfile && fix:
-			if err := lk.RestoreGitfile(drift.Worktree.Path); err != nil {
+			if err := heal.RestoreGitfile(lk, drift.Worktree.Path); err != nil {
 				add(e.Identity, "problem", "%s; cannot restore it: %v", drift.Describe(e), err)
 			} else {
 				add(e.Identity, "fixed", "%s; restored it", drift.Describe(e))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/sandbox"
@@ -180,13 +181,13 @@ func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.
 // what it had checked) goes unchecked.
 func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.Env, in *intent.Intent) (kept string, err error) {
 	check := env.Mode != "shared" && !in.Force && hostpath.Exists(env.Path)
-	if check && d.r.Git.GitfileProblem(env.Path) != "" {
+	if check && heal.GitfileProblem(d.r.Git, env.Path) != "" {
 		worktrees, err := lk.Worktrees(ctx)
 		if err != nil {
 			return "", err
 		}
 		if _, check = gitx.FindWorktree(worktrees, env.Path); check {
-			if err := lk.RestoreGitfile(env.Path); err != nil {
+			if err := heal.RestoreGitfile(lk, env.Path); err != nil {
 				return fmt.Sprintf("%s, whose .git file cannot be put back (%v): the removal cannot be checked", env.Identity, err), nil
 			}
 		}

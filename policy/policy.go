@@ -56,6 +56,7 @@ type Policy struct {
 	Pool      Pool                `toml:"pool"`
 	Requests  Requests            `toml:"requests"`
 	Batch     Batch               `toml:"batch"`
+	Trash     Trash               `toml:"trash"`
 
 	// File is where the policy was read from; "" for the built-in defaults.
 	File string `toml:"-"`
@@ -146,6 +147,13 @@ func (r Requests) Hosts() []string {
 	return []string{r.Host}
 }
 
+// Trash is the [trash] table.
+type Trash struct {
+	// Keep is how long the uncommitted work a forced removal discarded
+	// stays restorable (`git apex restore`); `git apex gc` drops older.
+	Keep Duration `toml:"keep"`
+}
+
 // Pool is the [pool] table.
 type Pool struct {
 	Size int `toml:"size"`
@@ -174,6 +182,7 @@ func Default() *Policy {
 		Container: Container{Network: "bridge", User: "host", Shell: "/bin/sh", ConnectTimeout: Duration(20 * time.Second), Transfer: "auto",
 			MaxTransfer: 1 << 30, ExchangeTimeout: Duration(5 * time.Minute)},
 		Requests: Requests{Host: "auto"},
+		Trash:    Trash{Keep: Duration(14 * 24 * time.Hour)},
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trash"
 )
 
 // The warm pool keeps detached worktrees ("slots") ready under
@@ -195,40 +196,68 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 	return slots, n, err
 }
 
-// Drain removes the idle slots and returns how many. With all, slots
-// still leased by a running process are then refused (exit 3, naming
-// them): their work is never deleted under them.
-func (p *Pool) Drain(ctx context.Context, all bool) (int, error) {
+// Drain removes the idle slots and returns how many, and the trash
+// entries it kept of them (see removeIdle). With all, slots still leased
+// by a running process are then refused (exit 3, naming them): their
+// work is never deleted under them.
+func (p *Pool) Drain(ctx context.Context, all bool) (int, []trash.Entry, error) {
 	if _, err := p.Reclaim(ctx, nil); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	slots, err := p.r.Store.Pool().All(ctx)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	lk, err := p.r.Lock(ctx)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer lk.Unlock()
 	n := 0
+	var kept []trash.Entry
 	for _, s := range slots {
 		if s.Leased() {
 			continue
 		}
+		warm := s.Warm != state.Warm{}
 		p.dropWarm(ctx, s, nil)
-		if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
-			return n, err
+		entry, err := p.removeIdle(ctx, lk, s, warm)
+		if entry != nil {
+			kept = append(kept, *entry)
+		}
+		if err != nil {
+			return n, kept, err
 		}
 		if err := p.r.Store.Pool().Drop(ctx, s.ID); err != nil {
-			return n, err
+			return n, kept, err
 		}
 		n++
 	}
 	if all {
-		return n, stillLeased(slots)
+		return n, kept, stillLeased(slots)
 	}
-	return n, nil
+	return n, kept, nil
+}
+
+// removeIdle removes an idle slot's worktree. A release leaves it clean,
+// so what git finds changed in it was changed by hand: that is kept in
+// the trash first, as the work of the identity task-<slot>, which
+// `git apex restore` makes into an env at the slot's commit. A slot a
+// warm container was made for holds nothing of the user's, and goes as
+// it is.
+func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) (*trash.Entry, error) {
+	var kept *trash.Entry
+	if !warm && hostpath.Exists(s.Path) {
+		what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
+		var err error
+		if kept, err = trash.Record(ctx, lk, what, false, p.r.Store.Now()); err != nil {
+			return nil, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
+		}
+	}
+	if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
+		return kept, err
+	}
+	return kept, nil
 }
 
 // Lease is a slot held by this process.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/sandbox"
+	"github.com/git-apex/git-apex/trash"
 )
 
 // RemoveRequest asks to remove an env (isolation.Manager.Remove).
@@ -21,6 +22,9 @@ type Removal struct {
 	BranchDeleted bool     `json:"branch_deleted"`
 	AlreadyGone   bool     `json:"already_gone"`  // its directory had been deleted by hand
 	DroppedLinks  []string `json:"dropped_links"` // links that resolved to it
+	// Trash is where a forced removal kept the uncommitted work it
+	// discarded: `git apex restore <identity>` brings it back.
+	Trash *trash.Entry `json:"trash,omitempty"`
 }
 
 // Remove removes an env's worktree and marks it destroyed; it refuses
@@ -48,7 +52,7 @@ func removalOf(res *isolation.RemoveResult) *Removal {
 	if dropped == nil {
 		dropped = []string{}
 	}
-	return &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped}
+	return &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped, Trash: res.Trash}
 }
 
 // The outcomes of close and finish.
@@ -80,9 +84,10 @@ func endingOf(end *isolation.Ending) *Ending {
 }
 
 // Close ends an identity, and removes its env once no identity uses it
-// when that is safe; else keeps it as preserved with the reason.
-func (s *Service) Close(ctx context.Context, identity, cwd string) (*Ending, error) {
-	end, err := s.m.CloseIdentity(ctx, identity, cwd)
+// when that is safe (force: whatever it holds, its uncommitted work kept
+// in the trash); else keeps it as preserved with the reason.
+func (s *Service) Close(ctx context.Context, identity, cwd string, force bool) (*Ending, error) {
+	end, err := s.m.CloseIdentity(ctx, identity, cwd, force)
 	if err != nil {
 		return nil, identityError(err)
 	}

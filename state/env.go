@@ -157,8 +157,8 @@ func (s *Store) Create(ctx context.Context, e *Env, kind, detail string) error {
 	})
 }
 
-// Save writes an env's changed fields (mode, path, branch, container,
-// engine, status, identity_closed, metadata) and an event in one transaction. To
+// Save writes an env's changed fields (mode, path, branch, base,
+// container, engine, status, identity_closed, metadata) and an event in one transaction. To
 // destroy an env, use Destroy.
 func (s *Store) Save(ctx context.Context, e *Env, kind, detail string) error {
 	now := s.now()
@@ -172,9 +172,9 @@ func (s *Store) Save(ctx context.Context, e *Env, kind, detail string) error {
 }
 
 func save(ctx context.Context, tx *sql.Tx, now time.Time, e *Env, meta, kind, detail string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE envs SET mode = ?, path = ?, branch = ?, container = ?,
+	_, err := tx.ExecContext(ctx, `UPDATE envs SET mode = ?, path = ?, branch = ?, base = ?, container = ?,
 		engine = ?, status = ?, identity_closed = ?, metadata = ?, updated_at = ? WHERE id = ?`,
-		e.Mode, e.Path, e.Branch, e.Container, e.Engine, e.Status, e.IdentityClosed, meta, now.UnixMilli(), e.ID)
+		e.Mode, e.Path, e.Branch, e.Base, e.Container, e.Engine, e.Status, e.IdentityClosed, meta, now.UnixMilli(), e.ID)
 	if err != nil {
 		return uniqueError(err)
 	}

@@ -2,7 +2,9 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/git-apex/git-apex/gitx"
@@ -12,6 +14,7 @@ import (
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trash"
 )
 
 // GCOptions are the flags of `git apex gc`. With neither Merged nor
@@ -27,7 +30,7 @@ type GCOptions struct {
 
 // GCItem is one line of gc's report.
 type GCItem struct {
-	Action string `json:"action"` // removed, would remove, kept, pruned, would prune, adopted, found
+	Action string `json:"action"` // removed, would remove, kept, pruned, would prune, adopted, found, expired, would expire
 	// What it is about: an env's identity, a worktree's path, or a
 	// container's name (and, for an adopted worktree, both identity and
 	// path).
@@ -63,6 +66,38 @@ func (sw *Sweeper) GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 			return nil, err
 		}
 		items = append(items, orphans...)
+	}
+	expired, err := sw.expireTrash(ctx, pol, opts.DryRun)
+	return append(items, expired...), err
+}
+
+// expireTrash drops the trash's entries older than [trash].keep; a dry
+// run only says which it would.
+func (sw *Sweeper) expireTrash(ctx context.Context, pol *policy.Policy, dryRun bool) ([]GCItem, error) {
+	lk, err := sw.r.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	cutoff := sw.r.Store.Now().Add(-time.Duration(pol.Trash.Keep))
+	var old []trash.Entry
+	if dryRun {
+		all, err := trash.List(ctx, lk, "")
+		if err != nil {
+			return nil, err
+		}
+		old = slices.DeleteFunc(all, func(e trash.Entry) bool { return !e.At.Before(cutoff) })
+	} else if old, err = trash.Expire(ctx, lk, cutoff); err != nil {
+		return nil, err
+	}
+	action := "expired"
+	if dryRun {
+		action = "would expire"
+	}
+	var items []GCItem
+	for _, e := range old {
+		items = append(items, GCItem{Action: action, Identity: e.Identity,
+			Reason: fmt.Sprintf("work discarded %s ago, kept longer than [trash].keep", roundDuration(sw.r.Store.Now().Sub(e.At)))})
 	}
 	return items, nil
 }
