@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/policy"
@@ -40,6 +41,20 @@ const defaultPids = 4096
 // low ports). Raw sockets, device nodes, chroot, file capabilities and
 // the rest are dropped.
 var keptCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"}
+
+// capsFor is what a container running as user keeps: keptCaps for root
+// (a numeric 0, "root", or the image's own user), none for anyone else.
+// Docker gives a process that is not root no capabilities anyway, but
+// podman leaves them to it: a container as the host's uid could chown a
+// file to root there, and one re-planting a set-user-id bit after
+// git-apex cleared it made a root shell on the host.
+func capsFor(user string) []string {
+	name, _, _ := strings.Cut(user, ":")
+	if name == "" || name == "0" || name == "root" {
+		return keptCaps
+	}
+	return nil
+}
 
 // Ready decides, before the repository lock, whether a full env can have
 // its container: a runtime that answers and the image, pulled if
@@ -116,7 +131,7 @@ func (s *Sandbox) spec(pol *policy.Policy, trusted bool, user string) container.
 		Memory:  int64(c.Memory),
 		Pids:    defaultPids,
 		Network: c.Network,
-		Caps:    keptCaps,
+		Caps:    capsFor(user),
 		Env:     []string{"HOME=/tmp"},
 		Cmd:     []string{"sleep", "2147483647"},
 	}
