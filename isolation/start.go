@@ -110,7 +110,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 	if res.Pooled && p.policy.Pool.Size > 0 {
 		m.pool.TopUp()
 	}
-	return res, setup.Prepare(ctx, m.r, res.Env, p.policy)
+	return res, setup.Prepare(ctx, m.r, res.Env, p.policy, sandbox.Commands(m.r, nil, res.Env))
 }
 
 // startLocked finds or makes the planned env under the repository lock.
