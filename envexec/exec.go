@@ -18,7 +18,6 @@ import (
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
-	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
 )
@@ -86,7 +85,7 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 	if r.TTY {
 		spec.Env = append(spec.Env, "TERM="+os.Getenv("TERM"))
 	}
-	return sandbox.Exec(ctx, rp, nil, env, spec)
+	return InContainer(ctx, rp, nil, env, spec)
 }
 
 // runLocal runs a command in the env's directory on the host, in the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/git-apex/git-apex/envexec"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
@@ -159,7 +160,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			}
 		}
 		// A full env's runs in its container; one that cannot run is skipped.
-		err := setup.Run(ctx, m.r, env, env.Path, "hooks.pre_remove", hooks.PreRemove, sandbox.Commands(m.r, lk, env))
+		err := setup.Run(ctx, m.r, env, env.Path, "hooks.pre_remove", hooks.PreRemove, envexec.Commands(m.r, lk, env))
 		if cerr := (*setup.CommandError)(nil); errors.As(err, &cerr) && cerr.Err != nil && env.Contained() {
 			m.r.Warnf("%s: skipped hooks.pre_remove: its container cannot run it: %v", identity, cerr.Err)
 		} else if err != nil {

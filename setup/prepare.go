@@ -6,7 +6,7 @@
 // substituted into it: they see the env through its APEX_* variables.
 // They run on the host through hostexec, except those of a full env's
 // directory, which run in its container through the Runner its caller
-// passes (sandbox.Commands).
+// passes (envexec.Commands).
 package setup
 
 import (

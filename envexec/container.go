@@ -1,4 +1,4 @@
-package sandbox
+package envexec
 
 import (
 	"context"
@@ -10,39 +10,41 @@ import (
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
 
-// Exec runs spec in a full env's container, the one way anything runs
-// there: the commits the host made since the last exchange are sent over
+// InContainer runs spec in a full env's container, the one way anything
+// runs there: the commits the host made since the last exchange are sent over
 // first; after it, the set-id bits it put on files are cleared (see
-// DisarmEnv) and what it made comes back to the env's branch (see
-// BringBackEnv), even when it was interrupted. Without lk the container is
-// started if it stopped and made again if it was deleted (see Running);
+// sandbox.DisarmEnv) and what it made comes back to the env's branch
+// (see sandbox.BringBackEnv), even when it was interrupted. Without lk
+// the container is started if it stopped and made again if it was
+// deleted (see sandbox.Running);
 // a caller holding the repository lock (lk, a removal) only gets it
 // started, and an error when it is gone. An error says the command could
 // not run; otherwise its exit code is returned.
-func Exec(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, spec container.ExecSpec) (int, error) {
+func InContainer(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, spec container.ExecSpec) (int, error) {
 	var rt container.Runtime
 	id, err := env.Container, error(nil)
 	if lk == nil {
-		rt, id, err = Running(ctx, r, env)
+		rt, id, err = sandbox.Running(ctx, r, env)
 	} else {
-		rt, err = OfEnv(r, env).running(ctx, id)
+		rt, err = sandbox.Started(ctx, r, env)
 	}
 	if err != nil {
 		return -1, err
 	}
-	if err := OfEnv(r, env).SendOver(ctx, rt, id); err != nil {
+	if err := sandbox.OfEnv(r, env).SendOver(ctx, rt, id); err != nil {
 		r.Warnf("%s: %v", env.Identity, err)
 	}
 	code, err := rt.Exec(ctx, id, spec)
-	if _, derr := DisarmEnv(r, env, false); derr != nil {
+	if _, derr := sandbox.DisarmEnv(r, env, false); derr != nil {
 		r.Warnf("%s: cannot check its worktree for set-id files: %v", env.Identity, derr)
 	}
 	bctx, stop := exchangeContext(ctx)
 	defer stop()
-	if _, berr := BringBackEnv(bctx, r, lk, env); berr != nil {
+	if _, berr := sandbox.BringBackEnv(bctx, r, lk, env); berr != nil {
 		r.Warnf("%s: %v; it stays in the container: `git apex sync %s` retries, and so does the next exec", env.Identity, berr, env.Identity)
 	}
 	if err == nil && ctx.Err() != nil {
@@ -54,7 +56,7 @@ func Exec(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, sp
 // Commands returns how the policy's commands for a full env run (its
 // setup commands, post_create and pre_remove hooks): argv in dir inside
 // its container, as the container's user, with the env's APEX_*
-// variables, through Exec (lk as there). Nothing in a full env's
+// variables, through InContainer (lk as there). Nothing in a full env's
 // worktree ever runs on the host: the container can write there. It
 // returns nil for any other env, whose commands run on the host.
 func Commands(r *repo.Repo, lk *gitx.Locked, env *state.Env) func(ctx context.Context, env *state.Env, dir string, argv []string, out io.Writer) (int, error) {
@@ -62,7 +64,7 @@ func Commands(r *repo.Repo, lk *gitx.Locked, env *state.Env) func(ctx context.Co
 		return nil
 	}
 	return func(ctx context.Context, env *state.Env, dir string, argv []string, out io.Writer) (int, error) {
-		return Exec(ctx, r, lk, env, container.ExecSpec{Cmd: argv, WorkDir: dir, Env: env.Vars(), Stdout: out, Stderr: out})
+		return InContainer(ctx, r, lk, env, container.ExecSpec{Cmd: argv, WorkDir: dir, Env: env.Vars(), Stdout: out, Stderr: out})
 	}
 }
 
