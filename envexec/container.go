@@ -68,6 +68,23 @@ func Commands(r *repo.Repo, lk *gitx.Locked, env *state.Env) func(ctx context.Co
 	}
 }
 
+// Files returns how the files that a start copies into a full env's
+// worktree on the host ([worktree].copy) reach its container: in copy
+// mode, as sandbox.Sandbox.CopyFiles gives them; a mounted worktree has
+// them already. It returns nil for any other env.
+func Files(r *repo.Repo, env *state.Env) func(ctx context.Context, paths []string) error {
+	if !env.Contained() {
+		return nil
+	}
+	return func(ctx context.Context, paths []string) error {
+		pol, err := r.Policy()
+		if err != nil {
+			return err
+		}
+		return sandbox.OfEnv(r, env).CopyFiles(ctx, env.Container, paths, pol)
+	}
+}
+
 // exchangeContext is the context of the exchange after a command: ctx,
 // so that an interrupt stops it; or when the interrupt already stopped
 // the command, a new one that the next SIGINT or SIGTERM ends. Either way

@@ -23,9 +23,11 @@ import (
 // the setup commands and post_create hooks. Commands, and copies from
 // outside the checkout, happen only when `git apex trust` approved them;
 // otherwise a warning lists them. They run through run (nil: on the
-// host; a full env's run in its container). A failing command leaves the env in
+// host; a full env's run in its container), and give (when not nil)
+// hands the files copied to the env's container first (copy mode's sees
+// none of the host's). A failing command leaves the env in
 // place, marked in its metadata, and is returned.
-func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Policy, run Runner) error {
+func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Policy, run Runner, give func(ctx context.Context, paths []string) error) error {
 	trusted, host, err := r.Trusted(pol)
 	if err != nil {
 		return err
@@ -34,7 +36,11 @@ func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Poli
 		r.WarnUntrusted(host)
 	}
 	if env.Mode != string(policy.Shared) {
-		if err := copyFiles(r, env.Path, pol.Worktree.Copy, host.CopyOutside, trusted); err != nil {
+		written, err := copyFiles(r, env.Path, pol.Worktree.Copy, host.CopyOutside, trusted)
+		if err == nil && give != nil {
+			err = give(ctx, written)
+		}
+		if err != nil {
 			return failed(ctx, r, env, err)
 		}
 		// A full env's submodules stay uninitialised: see the sandbox package.
