@@ -37,7 +37,7 @@ func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Poli
 	}
 	if env.Mode != string(policy.Shared) {
 		written, err := copyFiles(r, env.Path, pol.Worktree.Copy, host.CopyOutside, trusted)
-		if err == nil && give != nil {
+		if err == nil && give != nil && len(written) > 0 {
 			err = give(ctx, written)
 		}
 		if err != nil {
