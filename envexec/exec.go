@@ -95,8 +95,10 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 		rp.Warnf("%s: %v", env.Identity, err)
 	}
 	code, err := rt.Exec(ctx, id, spec)
-	if _, derr := sandbox.DisarmEnv(rp, env, false); derr != nil {
+	if d, derr := sandbox.DisarmEnv(rp, env, false); derr != nil {
 		rp.Warnf("%s: cannot check its worktree for set-id files: %v", env.Identity, derr)
+	} else {
+		sandbox.RecordPlanted(ctx, rp, env, d.GitDirs)
 	}
 	bctx, stop := exchangeContext(ctx)
 	defer stop()

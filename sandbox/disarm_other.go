@@ -25,6 +25,9 @@ func disarm(dir string, open bool) (Disarmed, error) {
 		if err != nil {
 			return nil
 		}
+		if rel != "." && (e.Name() == ".git" && rel != ".git" || e.IsDir() && e.Name() != ".git" && isGitDir(path)) {
+			d.GitDirs = append(d.GitDirs, filepath.ToSlash(rel))
+		}
 		if st, ok := info.Sys().(*syscall.Stat_t); ok && info.IsDir() && os.Getuid() != 0 && int(st.Uid) != os.Getuid() && syscall.Access(path, 0o3) != nil {
 			d.Foreign = append(d.Foreign, rel)
 			return fs.SkipDir

@@ -134,7 +134,9 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	}
 	var b Result
 	if copied {
-		if b.Files, b.Conflicts, err = s.copied().Place(files); err != nil {
+		b.Files, b.Conflicts, err = s.copied().Place(files)
+		s.checkPlaced(ctx, files.Placed())
+		if err != nil {
 			s.report(b)
 			return b, fmt.Errorf("cannot bring back the container's files: %w", err)
 		}

@@ -1,13 +1,16 @@
 package sandbox
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
@@ -16,8 +19,11 @@ import (
 // A container can plant, in its worktree, what git on the host obeys as
 // soon as anything runs git there (a shell prompt, an editor): a nested
 // repository (`git init src`) whose config sets core.fsmonitor, a .git
-// file naming a git directory it made, or such a git directory. git-apex
-// never runs git inside them; list and doctor report them.
+// file naming a git directory it made, or such a git directory, in any
+// directory: tracked, ignored or untracked. git-apex never runs git
+// inside them; exec (and shell) warn of them after each command, list
+// warns from that check's record and from its git status, and doctor
+// walks the whole worktree for them.
 
 // Planted returns which of the untracked paths git status named in the
 // worktree (slash-separated, "dir/" for a directory) is a directory that
@@ -38,11 +44,11 @@ func Planted(worktree string, untracked []string) []string {
 }
 
 // PlantedAnywhere walks the whole worktree (never following a link) for
-// .git entries below its top (git tracks none) and git directories, at
-// any depth; a git directory counts when untracked says its path (slash-
-// separated, relative to the worktree) is not tracked: a repository may
-// commit a bare one as a test fixture.
-func PlantedAnywhere(worktree string, untracked func(rel string) bool) []string {
+// .git entries below its top, of any type (git tracks none), and git
+// directories, at any depth, in tracked, ignored and untracked
+// directories alike; NotCommitted then drops the ones the repository
+// commits.
+func PlantedAnywhere(worktree string) []string {
 	var found []string
 	filepath.WalkDir(worktree, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || p == worktree {
@@ -58,13 +64,135 @@ func PlantedAnywhere(worktree string, untracked func(rel string) bool) []string 
 			if e.IsDir() {
 				return fs.SkipDir
 			}
-		case e.IsDir() && isGitDir(p) && untracked(rel):
+		case e.IsDir() && isGitDir(p):
 			found = append(found, rel)
 			return fs.SkipDir
 		}
 		return nil
 	})
 	return found
+}
+
+// NotCommitted is found (PlantedAnywhere's, or Disarm's GitDirs) without
+// the git directories the repository itself commits (a test fixture):
+// those whose every file at their top (HEAD, config, commondir: what git
+// reads there) is tracked in the worktree and unchanged, as one git
+// ls-files says; when git cannot say, every one counts. A .git entry
+// always counts: git tracks none. It is sorted.
+func NotCommitted(ctx context.Context, g *gitx.Repo, worktree string, found []string) []string {
+	tops := map[string][]string{}
+	var all []string
+	for _, rel := range found {
+		if path.Base(rel) == ".git" {
+			continue
+		}
+		entries, err := os.ReadDir(filepath.Join(worktree, filepath.FromSlash(rel)))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				tops[rel] = append(tops[rel], path.Join(rel, e.Name()))
+			}
+		}
+		all = append(all, tops[rel]...)
+	}
+	var pristine map[string]bool
+	if len(all) > 0 {
+		pristine, _ = g.Pristine(ctx, worktree, all)
+	}
+	var out []string
+	for _, rel := range found {
+		committed := len(tops[rel]) > 0
+		for _, f := range tops[rel] {
+			committed = committed && pristine[f]
+		}
+		if !committed {
+			out = append(out, rel)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// recordName is the file, in an env's sandbox directory, that keeps what
+// the last check after an exchange found planted, for list to warn of.
+const recordName = "planted"
+
+// RecordPlanted checks what Disarm's walk after an exec, shell or task
+// found that git would take for a git directory in a full env's mounted
+// worktree (gitDirs), warns of those the repository does not commit with
+// the commands that remove them, and keeps them in the sandbox directory
+// for list (an empty record is removed). A copied env's record is kept by
+// its exchange instead (BringBack).
+func RecordPlanted(ctx context.Context, r *repo.Repo, env *state.Env, gitDirs []string) {
+	s := OfEnv(r, env)
+	if s.Copied() {
+		return
+	}
+	found := NotCommitted(ctx, r.Git, env.Path, gitDirs)
+	s.keepRecord(found)
+	if len(found) > 0 {
+		r.Warnf("%s: %s", env.Identity, DescribePlanted(env.Path, found))
+	}
+}
+
+// checkPlaced is RecordPlanted for the files a copied exchange placed in
+// the host's worktree (slash-separated paths): the directories holding
+// them that git would take for a git directory are added to the record,
+// with a warning.
+func (s *Sandbox) checkPlaced(ctx context.Context, placed []string) {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, p := range placed {
+		for d := path.Dir(p); d != "." && !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+			if isGitDir(filepath.Join(s.worktree, filepath.FromSlash(d))) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	found := NotCommitted(ctx, s.r.Git, s.worktree, dirs)
+	if len(found) == 0 {
+		return
+	}
+	s.r.Warnf("%s: %s", s.identity, DescribePlanted(s.worktree, found))
+	for _, old := range s.recorded() {
+		if !slices.Contains(found, old) {
+			found = append(found, old)
+		}
+	}
+	s.keepRecord(found)
+}
+
+// keepRecord writes found as the sandbox's record (NUL-separated), or
+// removes the record when found is empty.
+func (s *Sandbox) keepRecord(found []string) {
+	p := filepath.Join(s.dir, recordName)
+	if len(found) == 0 {
+		os.Remove(p)
+		return
+	}
+	if err := os.WriteFile(p, []byte(strings.Join(found, "\x00")), 0o600); err != nil {
+		s.r.Warnf("%s: cannot keep what its container planted for list: %v", s.identity, err)
+	}
+}
+
+// recorded is what the sandbox's record names that is still there: a
+// .git entry, or a git directory.
+func (s *Sandbox) recorded() []string {
+	data, err := os.ReadFile(filepath.Join(s.dir, recordName))
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	var out []string
+	for _, rel := range strings.Split(string(data), "\x00") {
+		p := filepath.Join(s.worktree, filepath.FromSlash(rel))
+		if _, err := os.Lstat(p); err == nil && (path.Base(rel) == ".git" || isGitDir(p)) {
+			out = append(out, rel)
+		}
+	}
+	return out
 }
 
 // plantedAt is d itself when it is a git directory, d/.git when it has
@@ -104,10 +232,19 @@ func RemoveCommand(worktree, rel string) string {
 	return "rm -rf " + hostpath.ShellQuote(p)
 }
 
-// WarnPlanted warns of what Planted finds in a full env's worktree; list
-// calls it with the untracked paths its git status reported.
+// WarnPlanted warns of what Planted finds in a full env's worktree, and
+// of what the record of the last exchange's check names that is still
+// there (RecordPlanted: one small file read, no walk); list calls it with
+// the untracked paths its git status reported.
 func WarnPlanted(r *repo.Repo, env *state.Env, untracked []string) {
-	if found := Planted(env.Path, untracked); len(found) > 0 {
+	found := Planted(env.Path, untracked)
+	for _, rel := range OfEnv(r, env).recorded() {
+		if !slices.Contains(found, rel) {
+			found = append(found, rel)
+		}
+	}
+	slices.Sort(found)
+	if len(found) > 0 {
 		r.Warnf("%s: %s", env.Identity, DescribePlanted(env.Path, found))
 	}
 }
