@@ -126,6 +126,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	}
 	out = append(out, d.checkContainers(ctx, envs, fix)...)
 	out = append(out, d.checkPlanted(ctx, envs)...)
+	out = append(out, d.checkPrivate(envs, fix)...)
 	root := pol.EnvRoot(d.r.Git.MainRoot())
 	for _, wt := range worktrees[1:] {
 		switch {
