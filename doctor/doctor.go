@@ -13,10 +13,10 @@ import (
 
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/planted"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
-	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -159,7 +159,7 @@ func asksFull(pol *policy.Policy) bool {
 // checkPlanted reports, in each live full env's worktree, the nested
 // repositories, .git entries and git directories its container planted
 // anywhere, in tracked, ignored and untracked directories
-// (sandbox.PlantedAnywhere), but the git directories the repository
+// (planted.Anywhere), but the git directories the repository
 // commits: a problem doctor leaves to the user, who may want to look
 // first. Which are committed comes from one git ls-files, where git may
 // run (else every git directory counts).
@@ -169,12 +169,12 @@ func (d *Doctor) checkPlanted(ctx context.Context, envs []*state.Env) []Finding 
 		if !e.Contained() || !e.Live() {
 			continue
 		}
-		found := sandbox.PlantedAnywhere(e.Path)
+		found := planted.Anywhere(e.Path)
 		if len(found) > 0 && heal.CheckGitfile(d.r, e) == nil {
-			found = sandbox.NotCommitted(ctx, d.r.Git, e.Path, found)
+			found = planted.NotCommitted(ctx, d.r.Git, e.Path, found)
 		}
 		if len(found) > 0 {
-			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: sandbox.DescribePlanted(e.Path, found)})
+			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: planted.Describe(e.Path, found)})
 		}
 	}
 	return out

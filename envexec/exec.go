@@ -17,6 +17,7 @@ import (
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/planted"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
@@ -97,8 +98,8 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 	code, err := rt.Exec(ctx, id, spec)
 	if d, derr := sandbox.DisarmEnv(rp, env, false); derr != nil {
 		rp.Warnf("%s: cannot check its worktree for set-id files: %v", env.Identity, derr)
-	} else {
-		sandbox.RecordPlanted(ctx, rp, env, d.GitDirs)
+	} else if s := sandbox.OfEnv(rp, env); !s.Copied() { // a copied env's exchange checks its files
+		planted.AfterExec(ctx, rp, env, s.Dir(), d.GitDirs)
 	}
 	bctx, stop := exchangeContext(ctx)
 	defer stop()

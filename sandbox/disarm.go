@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/planted"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
@@ -24,7 +25,7 @@ type Disarmed struct {
 	Foreign []string
 	// GitDirs are what git would take for a git directory, in any
 	// directory below the top: a .git entry of any type (a FIFO too),
-	// and a directory holding HEAD, objects and refs (RecordPlanted).
+	// and a directory holding HEAD, objects and refs (planted.AfterExec).
 	GitDirs []string
 }
 
@@ -86,7 +87,7 @@ func DisarmForRemoval(r *repo.Repo, env *state.Env, force bool) error {
 	}
 	names, cmds := make([]string, len(stuck)), make([]string, len(stuck))
 	for i, p := range stuck {
-		names[i], cmds[i] = strconv.Quote(filepath.Join(env.Path, p)), RemoveCommand(env.Path, p)
+		names[i], cmds[i] = strconv.Quote(filepath.Join(env.Path, p)), planted.RemoveCommand(env.Path, p)
 		if cmds[i] == "" {
 			cmds = nil // a name with control characters: no command to paste
 			break

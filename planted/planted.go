@@ -1,4 +1,7 @@
-package sandbox
+// Package planted finds what a full env's container planted in its
+// worktree that git on the host would obey: nested repositories, .git
+// entries and git directories, anywhere (see README "Containment").
+package planted
 
 import (
 	"context"
@@ -25,11 +28,11 @@ import (
 // warns from that check's record and from its git status, and doctor
 // walks the whole worktree for them.
 
-// Planted returns which of the untracked paths git status named in the
+// Untracked returns which of the untracked paths git status named in the
 // worktree (slash-separated, "dir/" for a directory) is a directory that
 // is a nested repository (holds a .git) or a git directory, as paths
 // relative to the worktree. It looks at names only: nothing is opened.
-func Planted(worktree string, untracked []string) []string {
+func Untracked(worktree string, untracked []string) []string {
 	var found []string
 	for _, d := range untracked {
 		d, isDir := strings.CutSuffix(d, "/")
@@ -43,12 +46,12 @@ func Planted(worktree string, untracked []string) []string {
 	return found
 }
 
-// PlantedAnywhere walks the whole worktree (never following a link) for
+// Anywhere walks the whole worktree (never following a link) for
 // .git entries below its top, of any type (git tracks none), and git
 // directories, at any depth, in tracked, ignored and untracked
 // directories alike; NotCommitted then drops the ones the repository
 // commits.
-func PlantedAnywhere(worktree string) []string {
+func Anywhere(worktree string) []string {
 	var found []string
 	filepath.WalkDir(worktree, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || p == worktree {
@@ -64,7 +67,7 @@ func PlantedAnywhere(worktree string) []string {
 			if e.IsDir() {
 				return fs.SkipDir
 			}
-		case e.IsDir() && isGitDir(p):
+		case e.IsDir() && IsGitDir(p):
 			found = append(found, rel)
 			return fs.SkipDir
 		}
@@ -73,7 +76,7 @@ func PlantedAnywhere(worktree string) []string {
 	return found
 }
 
-// NotCommitted is found (PlantedAnywhere's, or Disarm's GitDirs) without
+// NotCommitted is found (Anywhere's, or Disarm's GitDirs) without
 // the git directories the repository itself commits (a test fixture):
 // those whose every file at their top (HEAD, config, commondir: what git
 // reads there) is tracked in the worktree and unchanged, as one git
@@ -119,76 +122,72 @@ func NotCommitted(ctx context.Context, g *gitx.Repo, worktree string, found []st
 // the last check after an exchange found planted, for list to warn of.
 const recordName = "planted"
 
-// RecordPlanted checks what Disarm's walk after an exec, shell or task
-// found that git would take for a git directory in a full env's mounted
-// worktree (gitDirs), warns of those the repository does not commit with
-// the commands that remove them, and keeps them in the sandbox directory
-// for list (an empty record is removed). A copied env's record is kept by
-// its exchange instead (BringBack).
-func RecordPlanted(ctx context.Context, r *repo.Repo, env *state.Env, gitDirs []string) {
-	s := OfEnv(r, env)
-	if s.Copied() {
-		return
-	}
+// AfterExec checks what Disarm's walk after an exec or shell found that
+// git would take for a git directory in a full env's mounted worktree
+// (gitDirs), warns of those the repository does not commit with the
+// commands that remove them, and keeps them in the record in dir (the
+// env's sandbox directory) for list; an empty record is removed. A
+// copied env's record is kept by its exchange instead (Placed).
+func AfterExec(ctx context.Context, r *repo.Repo, env *state.Env, dir string, gitDirs []string) {
 	found := NotCommitted(ctx, r.Git, env.Path, gitDirs)
-	s.keepRecord(found)
+	keep(r, env.Identity, dir, found)
 	if len(found) > 0 {
-		r.Warnf("%s: %s", env.Identity, DescribePlanted(env.Path, found))
+		r.Warnf("%s: %s", env.Identity, Describe(env.Path, found))
 	}
 }
 
-// checkPlaced is RecordPlanted for the files a copied exchange placed in
-// the host's worktree (slash-separated paths): the directories holding
-// them that git would take for a git directory are added to the record,
-// with a warning.
-func (s *Sandbox) checkPlaced(ctx context.Context, placed []string) {
+// Placed is AfterExec for the files a copied exchange placed in the
+// host's worktree (slash-separated paths) for identity: the directories
+// holding them that git would take for a git directory are added to the
+// record in dir, with a warning.
+func Placed(ctx context.Context, r *repo.Repo, identity, worktree, dir string, placed []string) {
 	seen := map[string]bool{}
 	var dirs []string
 	for _, p := range placed {
 		for d := path.Dir(p); d != "." && !seen[d]; d = path.Dir(d) {
 			seen[d] = true
-			if isGitDir(filepath.Join(s.worktree, filepath.FromSlash(d))) {
+			if IsGitDir(filepath.Join(worktree, filepath.FromSlash(d))) {
 				dirs = append(dirs, d)
 			}
 		}
 	}
-	found := NotCommitted(ctx, s.r.Git, s.worktree, dirs)
+	found := NotCommitted(ctx, r.Git, worktree, dirs)
 	if len(found) == 0 {
 		return
 	}
-	s.r.Warnf("%s: %s", s.identity, DescribePlanted(s.worktree, found))
-	for _, old := range s.recorded() {
+	r.Warnf("%s: %s", identity, Describe(worktree, found))
+	for _, old := range recorded(dir, worktree) {
 		if !slices.Contains(found, old) {
 			found = append(found, old)
 		}
 	}
-	s.keepRecord(found)
+	keep(r, identity, dir, found)
 }
 
-// keepRecord writes found as the sandbox's record (NUL-separated), or
-// removes the record when found is empty.
-func (s *Sandbox) keepRecord(found []string) {
-	p := filepath.Join(s.dir, recordName)
+// keep writes found as the record in dir (NUL-separated), or removes the
+// record when found is empty.
+func keep(r *repo.Repo, identity, dir string, found []string) {
+	p := filepath.Join(dir, recordName)
 	if len(found) == 0 {
 		os.Remove(p)
 		return
 	}
 	if err := os.WriteFile(p, []byte(strings.Join(found, "\x00")), 0o600); err != nil {
-		s.r.Warnf("%s: cannot keep what its container planted for list: %v", s.identity, err)
+		r.Warnf("%s: cannot keep what its container planted for list: %v", identity, err)
 	}
 }
 
-// recorded is what the sandbox's record names that is still there: a
+// recorded is what the record in dir names that is still in worktree: a
 // .git entry, or a git directory.
-func (s *Sandbox) recorded() []string {
-	data, err := os.ReadFile(filepath.Join(s.dir, recordName))
+func recorded(dir, worktree string) []string {
+	data, err := os.ReadFile(filepath.Join(dir, recordName))
 	if err != nil || len(data) == 0 {
 		return nil
 	}
 	var out []string
 	for _, rel := range strings.Split(string(data), "\x00") {
-		p := filepath.Join(s.worktree, filepath.FromSlash(rel))
-		if _, err := os.Lstat(p); err == nil && (path.Base(rel) == ".git" || isGitDir(p)) {
+		p := filepath.Join(worktree, filepath.FromSlash(rel))
+		if _, err := os.Lstat(p); err == nil && (path.Base(rel) == ".git" || IsGitDir(p)) {
 			out = append(out, rel)
 		}
 	}
@@ -202,15 +201,15 @@ func plantedAt(worktree, d string) string {
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
 		return path.Join(d, ".git")
 	}
-	if isGitDir(dir) {
+	if IsGitDir(dir) {
 		return d
 	}
 	return ""
 }
 
-// isGitDir reports whether dir looks like a git directory to git: HEAD,
+// IsGitDir reports whether dir looks like a git directory to git: HEAD,
 // objects/ and refs/ (what git's own discovery checks for).
-func isGitDir(dir string) bool {
+func IsGitDir(dir string) bool {
 	for _, name := range []string{"HEAD", "objects", "refs"} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
 			return false
@@ -219,9 +218,10 @@ func isGitDir(dir string) bool {
 	return true
 }
 
-// RemoveCommand is the shell command that deletes what Planted found at
-// rel in worktree, its path quoted for the shell; "" when the name holds
-// control characters, which a terminal could take for something else.
+// RemoveCommand is the shell command that deletes what Untracked or
+// Anywhere found at rel in worktree, its path quoted for the shell; ""
+// when the name holds control characters, which a terminal could take for
+// something else.
 func RemoveCommand(worktree, rel string) string {
 	p := filepath.Join(worktree, filepath.FromSlash(rel))
 	for _, r := range p {
@@ -232,26 +232,26 @@ func RemoveCommand(worktree, rel string) string {
 	return "rm -rf " + hostpath.ShellQuote(p)
 }
 
-// WarnPlanted warns of what Planted finds in a full env's worktree, and
-// of what the record of the last exchange's check names that is still
-// there (RecordPlanted: one small file read, no walk); list calls it with
-// the untracked paths its git status reported.
-func WarnPlanted(r *repo.Repo, env *state.Env, untracked []string) {
-	found := Planted(env.Path, untracked)
-	for _, rel := range OfEnv(r, env).recorded() {
+// Warn warns of what Untracked finds in a full env's worktree, and of
+// what the record in dir (the env's sandbox directory) names that is
+// still there (AfterExec, Placed: one small file read, no walk); list
+// calls it with the untracked paths its git status reported.
+func Warn(r *repo.Repo, env *state.Env, dir string, untracked []string) {
+	found := Untracked(env.Path, untracked)
+	for _, rel := range recorded(dir, env.Path) {
 		if !slices.Contains(found, rel) {
 			found = append(found, rel)
 		}
 	}
 	slices.Sort(found)
 	if len(found) > 0 {
-		r.Warnf("%s: %s", env.Identity, DescribePlanted(env.Path, found))
+		r.Warnf("%s: %s", env.Identity, Describe(env.Path, found))
 	}
 }
 
-// DescribePlanted says what Planted found in an env's worktree, with the
+// Describe says what Untracked and Anywhere found in an env's worktree, with the
 // commands that remove it.
-func DescribePlanted(worktree string, found []string) string {
+func Describe(worktree string, found []string) string {
 	var b strings.Builder
 	b.WriteString("its container planted what git on the host would obey if run there (a nested repository, a .git or a git directory, whose config can run commands): ")
 	for i, rel := range found {
