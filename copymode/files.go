@@ -99,6 +99,18 @@ func (w Worktree) Receive(ctx context.Context, rt container.Runtime, ctr string)
 	return in, nil
 }
 
+// Placed is the paths of the files Receive staged (slash-separated,
+// relative to the worktree), which Place writes.
+func (in *Incoming) Placed() []string {
+	var out []string
+	for _, c := range in.changes {
+		if !c.deleted {
+			out = append(out, c.path)
+		}
+	}
+	return out
+}
+
 // Discard removes what Receive staged.
 func (in *Incoming) Discard() { os.RemoveAll(in.staged) }
 

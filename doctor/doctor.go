@@ -10,15 +10,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/planted"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
-	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -128,6 +126,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	}
 	out = append(out, d.checkContainers(ctx, envs, fix)...)
 	out = append(out, d.checkPlanted(ctx, envs)...)
+	out = append(out, d.checkPrivate(envs, fix)...)
 	root := pol.EnvRoot(d.r.Git.MainRoot())
 	for _, wt := range worktrees[1:] {
 		switch {
@@ -158,31 +157,24 @@ func asksFull(pol *policy.Policy) bool {
 }
 
 // checkPlanted reports, in each live full env's worktree, the nested
-// repositories, .git entries and untracked git directories its container
-// planted (sandbox.PlantedAnywhere): a problem doctor leaves to the user,
-// who may want to look first. What is untracked comes from one git
-// status, where git may run (else every git directory counts).
+// repositories, .git entries and git directories its container planted
+// anywhere, in tracked, ignored and untracked directories
+// (planted.Anywhere), but the git directories the repository
+// commits: a problem doctor leaves to the user, who may want to look
+// first. Which are committed comes from one git ls-files, where git may
+// run (else every git directory counts).
 func (d *Doctor) checkPlanted(ctx context.Context, envs []*state.Env) []Finding {
 	var out []Finding
 	for _, e := range envs {
 		if !e.Contained() || !e.Live() {
 			continue
 		}
-		untracked := func(string) bool { return true }
-		if heal.CheckGitfile(d.r, e) == nil {
-			if st, err := d.r.Git.Status(ctx, e.Path, gitx.StatusOptions{Contained: true}); err == nil {
-				untracked = func(rel string) bool {
-					for _, dir := range st.UntrackedPaths {
-						if strings.HasSuffix(dir, "/") && strings.HasPrefix(rel+"/", dir) {
-							return true
-						}
-					}
-					return false
-				}
-			}
+		found := planted.Anywhere(e.Path)
+		if len(found) > 0 && heal.CheckGitfile(d.r, e) == nil {
+			found = planted.NotCommitted(ctx, d.r.Git, e.Path, found)
 		}
-		if found := sandbox.PlantedAnywhere(e.Path, untracked); len(found) > 0 {
-			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: sandbox.DescribePlanted(e.Path, found)})
+		if len(found) > 0 {
+			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: planted.Describe(e.Path, found)})
 		}
 	}
 	return out

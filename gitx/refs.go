@@ -300,3 +300,31 @@ func (r *Repo) Summary(ctx context.Context, dir, base string) (status, diffstat 
 	diffstat, err = r.readIn(ctx, dir, args...)
 	return status, diffstat, err
 }
+
+// Pristine reports which of paths (slash-separated, relative to the
+// working tree at dir) are tracked there and unchanged: one git ls-files,
+// which reads the index and stats the files, nothing more.
+func (r *Repo) Pristine(ctx context.Context, dir string, paths []string) (map[string]bool, error) {
+	args := []string{"ls-files", "-z", "-t", "-c", "-m", "--"}
+	for _, p := range paths {
+		args = append(args, ":(literal)"+p)
+	}
+	out, err := r.readIn(ctx, dir, args...)
+	if err != nil {
+		return nil, err
+	}
+	tracked, changed := map[string]bool{}, map[string]bool{}
+	for _, f := range strings.Split(out, "\x00") {
+		tag, p, ok := strings.Cut(f, " ")
+		switch {
+		case ok && tag == "H":
+			tracked[p] = true
+		case ok && tag == "C":
+			changed[p] = true
+		}
+	}
+	for p := range changed {
+		delete(tracked, p)
+	}
+	return tracked, nil
+}

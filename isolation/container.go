@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -31,6 +32,11 @@ func (c containerProvider) create(ctx context.Context, lk *gitx.Locked, p *plan,
 	tree, err := worktreeProvider{}.create(ctx, lk, p, t)
 	if err != nil {
 		return tree, err
+	}
+	// Before the container runs: other users must not reach what it
+	// writes (repo.Repo.Private).
+	if _, err := c.r.Private(filepath.Dir(t.path)); err != nil {
+		return tree, fmt.Errorf("cannot close %s to other users: %w", filepath.Dir(t.path), err)
 	}
 	s := sandbox.For(c.r, p.id.String(), t.path, p.branch).WithPorts(p.port)
 	undoSandbox := func(context.Context) error { return os.RemoveAll(s.Dir()) }

@@ -11,6 +11,7 @@ import (
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/merged"
+	"github.com/git-apex/git-apex/planted"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
@@ -168,7 +169,7 @@ func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, more 
 	}
 	l.Changes, l.Counted, l.Ahead, l.Behind = &st.Changes, st.Counted, st.Ahead, st.Behind
 	if e.Contained() { // at no cost: git status named the directories
-		sandbox.WarnPlanted(m.r, e, st.UntrackedPaths)
+		planted.Warn(m.r, e, sandbox.OfEnv(m.r, e).Dir(), st.UntrackedPaths)
 	}
 	if cached {
 		statuses.Keep(e.ID, snap, !st.Dirty(), cleanstat.Counts{Counted: st.Counted, Ahead: st.Ahead, Behind: st.Behind})

@@ -73,8 +73,14 @@ func (p *Pool) Commit(ctx context.Context) (string, error) {
 }
 
 // Warm makes slots until the pool has size of them (idle or leased).
-// It returns the slots.
+// It returns the slots. The pool's directory is closed to other users
+// first (repo.Repo.Private), a full pool's too.
 func (p *Pool) Warm(ctx context.Context, size int) ([]*state.Slot, error) {
+	if hostpath.Exists(p.Dir()) {
+		if _, err := p.r.Private(p.Dir()); err != nil {
+			return nil, fmt.Errorf("cannot close %s to other users: %w", p.Dir(), err)
+		}
+	}
 	if _, err := p.Reclaim(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -106,8 +112,8 @@ func (p *Pool) newSlot(ctx context.Context, commit string, pid int, start int64,
 	if slots, err := p.r.Store.Pool().All(ctx); err != nil || len(slots) >= limit {
 		return nil, err
 	}
-	if err := os.MkdirAll(p.Dir(), 0o755); err != nil {
-		return nil, err
+	if _, err := p.r.Private(p.Dir()); err != nil {
+		return nil, fmt.Errorf("cannot close %s to other users: %w", p.Dir(), err)
 	}
 	dir, err := os.MkdirTemp(p.Dir(), "slot-")
 	if err != nil {

@@ -15,8 +15,10 @@ import (
 // may write, a file with another link (a hard link would share the env's
 // file with the link's), or one owned by another user than this
 // process's or owner's (the host's user, to whom a root git-apex gave
-// the slot for its container: repo.Repo.HostUser). Symbolic links are
-// not followed.
+// the slot for its container: repo.Repo.HostUser), or an extended
+// attribute (an ACL, system.posix_acl_access or _default, can grant
+// another user what the mode bits deny; git's reset keeps them all).
+// Symbolic links are not followed.
 func tainted(dir string, owner int) string {
 	uid := os.Geteuid()
 	found := ""
@@ -44,6 +46,8 @@ func tainted(dir string, owner int) string {
 			found = "a second link to " + rel
 		case st != nil && int(st.Uid) != uid && int(st.Uid) != owner:
 			found = rel + ", owned by another user"
+		case xattrOn(path) != "":
+			found = "the extended attribute " + xattrOn(path) + " on " + rel
 		default:
 			return nil
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/planted"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
@@ -22,6 +23,10 @@ type Disarmed struct {
 	// container run as root) that this user, not root, cannot empty:
 	// not empty, and not open to this user's writes.
 	Foreign []string
+	// GitDirs are what git would take for a git directory, in any
+	// directory below the top: a .git entry of any type (a FIFO too),
+	// and a directory holding HEAD, objects and refs (planted.AfterExec).
+	GitDirs []string
 }
 
 // Disarm makes what a container wrote in the worktree it had mounted at
@@ -31,7 +36,8 @@ type Disarmed struct {
 // owner, so those bits are cleared everywhere in the worktree. With open
 // it also gives the user back the directories of theirs that the
 // container closed (`chmod 0`), so that a removal can delete them. It
-// walks the whole worktree, never following a link. A copy-mode
+// walks the whole worktree, never following a link, and on the way notes
+// what git would take for a git directory. A copy-mode
 // container's worktree needs none of it: its files are the host's own
 // writes, never set-id.
 func Disarm(dir string, open bool) (Disarmed, error) {
@@ -81,7 +87,7 @@ func DisarmForRemoval(r *repo.Repo, env *state.Env, force bool) error {
 	}
 	names, cmds := make([]string, len(stuck)), make([]string, len(stuck))
 	for i, p := range stuck {
-		names[i], cmds[i] = strconv.Quote(filepath.Join(env.Path, p)), RemoveCommand(env.Path, p)
+		names[i], cmds[i] = strconv.Quote(filepath.Join(env.Path, p)), planted.RemoveCommand(env.Path, p)
 		if cmds[i] == "" {
 			cmds = nil // a name with control characters: no command to paste
 			break

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -40,8 +41,14 @@ func (w *disarmer) walk(fd int, rel string) {
 		w.d.Closed = append(w.d.Closed, rel)
 		return
 	}
+	if rel != "" && filepath.Base(rel) != ".git" && hasAll(names, "HEAD", "objects", "refs") {
+		w.d.GitDirs = append(w.d.GitDirs, filepath.ToSlash(rel))
+	}
 	for _, name := range names {
 		path := filepath.Join(rel, name)
+		if name == ".git" && rel != "" {
+			w.d.GitDirs = append(w.d.GitDirs, filepath.ToSlash(path))
+		}
 		var st unix.Stat_t
 		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 			continue
@@ -67,6 +74,16 @@ func (w *disarmer) walk(fd int, rel string) {
 			w.walk(sub, path)
 		}
 	}
+}
+
+// hasAll reports whether names holds each of want.
+func hasAll(names []string, want ...string) bool {
+	for _, w := range want {
+		if !slices.Contains(names, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // emptiable reports whether this user can delete what the directory name

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/git-apex/git-apex/planted"
 )
 
 // disarm walks dir by path (this system has no openat2 or O_PATH: a
@@ -24,6 +26,9 @@ func disarm(dir string, open bool) (Disarmed, error) {
 		info, err := e.Info()
 		if err != nil {
 			return nil
+		}
+		if rel != "." && (e.Name() == ".git" && rel != ".git" || e.IsDir() && e.Name() != ".git" && planted.IsGitDir(path)) {
+			d.GitDirs = append(d.GitDirs, filepath.ToSlash(rel))
 		}
 		if st, ok := info.Sys().(*syscall.Stat_t); ok && info.IsDir() && os.Getuid() != 0 && int(st.Uid) != os.Getuid() && syscall.Access(path, 0o3) != nil {
 			d.Foreign = append(d.Foreign, rel)

@@ -136,3 +136,31 @@ func TestDisarmHelper(t *testing.T) {
 	data, _ := json.Marshal(d)
 	os.Stdout.Write(append(data, '\n'))
 }
+
+// TestDisarmNotesGitDirs: the walk after an exec notes each .git below
+// the top, a FIFO too, and each directory git would take for a git
+// directory, in any directory; the worktree's own .git is not one.
+func TestDisarmNotesGitDirs(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"doc/objects", "doc/refs/heads", "nd", ".idea/y/objects", ".idea/y/refs"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{".git", "doc/HEAD", ".idea/y/HEAD"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "nd", ".git"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Disarm(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(d.GitDirs)
+	if want := []string{".idea/y", "doc", "nd/.git"}; !slices.Equal(d.GitDirs, want) {
+		t.Errorf("GitDirs = %q, want %q", d.GitDirs, want)
+	}
+}

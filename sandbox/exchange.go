@@ -15,6 +15,7 @@ import (
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/copymode"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/planted"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 )
@@ -134,7 +135,9 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	}
 	var b Result
 	if copied {
-		if b.Files, b.Conflicts, err = s.copied().Place(files); err != nil {
+		b.Files, b.Conflicts, err = s.copied().Place(files)
+		planted.Placed(ctx, s.r, s.identity, s.worktree, s.dir, files.Placed())
+		if err != nil {
 			s.report(b)
 			return b, fmt.Errorf("cannot bring back the container's files: %w", err)
 		}

@@ -183,6 +183,9 @@ func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) erro
 	if err != nil {
 		return err
 	}
+	if _, err := s.r.Private(Root(s.r)); err != nil {
+		return fmt.Errorf("cannot close %s to other users: %w", Root(s.r), err)
+	}
 	if err := os.RemoveAll(s.dir); err != nil {
 		return err
 	}

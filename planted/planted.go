@@ -1,0 +1,277 @@
+// Package planted finds what a full env's container planted in its
+// worktree that git on the host would obey: nested repositories, .git
+// entries and git directories, anywhere (see README "Containment").
+package planted
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/state"
+)
+
+// A container can plant, in its worktree, what git on the host obeys as
+// soon as anything runs git there (a shell prompt, an editor): a nested
+// repository (`git init src`) whose config sets core.fsmonitor, a .git
+// file naming a git directory it made, or such a git directory, in any
+// directory: tracked, ignored or untracked. git-apex never runs git
+// inside them; exec (and shell) warn of them after each command, list
+// warns from that check's record and from its git status, and doctor
+// walks the whole worktree for them.
+
+// Untracked returns which of the untracked paths git status named in the
+// worktree (slash-separated, "dir/" for a directory) is a directory that
+// is a nested repository (holds a .git) or a git directory, as paths
+// relative to the worktree. It looks at names only: nothing is opened.
+func Untracked(worktree string, untracked []string) []string {
+	var found []string
+	for _, d := range untracked {
+		d, isDir := strings.CutSuffix(d, "/")
+		if !isDir || d == "" || d == "." {
+			continue
+		}
+		if p := plantedAt(worktree, d); p != "" {
+			found = append(found, p)
+		}
+	}
+	return found
+}
+
+// Anywhere walks the whole worktree (never following a link) for
+// .git entries below its top, of any type (git tracks none), and git
+// directories, at any depth, in tracked, ignored and untracked
+// directories alike; NotCommitted then drops the ones the repository
+// commits.
+func Anywhere(worktree string) []string {
+	var found []string
+	filepath.WalkDir(worktree, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || p == worktree {
+			return nil
+		}
+		rel, _ := filepath.Rel(worktree, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case e.Name() == ".git":
+			if rel != ".git" {
+				found = append(found, rel)
+			}
+			if e.IsDir() {
+				return fs.SkipDir
+			}
+		case e.IsDir() && IsGitDir(p):
+			found = append(found, rel)
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return found
+}
+
+// NotCommitted is found (Anywhere's, or Disarm's GitDirs) without
+// the git directories the repository itself commits (a test fixture):
+// those whose every file at their top (HEAD, config, commondir: what git
+// reads there) is tracked in the worktree and unchanged, as one git
+// ls-files says; when git cannot say, every one counts. A .git entry
+// always counts: git tracks none. It is sorted.
+func NotCommitted(ctx context.Context, g *gitx.Repo, worktree string, found []string) []string {
+	tops := map[string][]string{}
+	var all []string
+	for _, rel := range found {
+		if path.Base(rel) == ".git" {
+			continue
+		}
+		entries, err := os.ReadDir(filepath.Join(worktree, filepath.FromSlash(rel)))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				tops[rel] = append(tops[rel], path.Join(rel, e.Name()))
+			}
+		}
+		all = append(all, tops[rel]...)
+	}
+	var pristine map[string]bool
+	if len(all) > 0 {
+		pristine, _ = g.Pristine(ctx, worktree, all)
+	}
+	var out []string
+	for _, rel := range found {
+		committed := len(tops[rel]) > 0
+		for _, f := range tops[rel] {
+			committed = committed && pristine[f]
+		}
+		if !committed {
+			out = append(out, rel)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// recordName is the file, in an env's sandbox directory, that keeps what
+// the last check after an exchange found planted, for list to warn of.
+const recordName = "planted"
+
+// AfterExec checks what Disarm's walk after an exec or shell found that
+// git would take for a git directory in a full env's mounted worktree
+// (gitDirs), warns of those the repository does not commit with the
+// commands that remove them, and keeps them in the record in dir (the
+// env's sandbox directory) for list; an empty record is removed. A
+// copied env's record is kept by its exchange instead (Placed).
+func AfterExec(ctx context.Context, r *repo.Repo, env *state.Env, dir string, gitDirs []string) {
+	found := NotCommitted(ctx, r.Git, env.Path, gitDirs)
+	keep(r, env.Identity, dir, found)
+	if len(found) > 0 {
+		r.Warnf("%s: %s", env.Identity, Describe(env.Path, found))
+	}
+}
+
+// Placed is AfterExec for the files a copied exchange placed in the
+// host's worktree (slash-separated paths) for identity: the directories
+// holding them that git would take for a git directory are added to the
+// record in dir, with a warning.
+func Placed(ctx context.Context, r *repo.Repo, identity, worktree, dir string, placed []string) {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, p := range placed {
+		for d := path.Dir(p); d != "." && !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+			if IsGitDir(filepath.Join(worktree, filepath.FromSlash(d))) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	found := NotCommitted(ctx, r.Git, worktree, dirs)
+	if len(found) == 0 {
+		return
+	}
+	r.Warnf("%s: %s", identity, Describe(worktree, found))
+	for _, old := range recorded(dir, worktree) {
+		if !slices.Contains(found, old) {
+			found = append(found, old)
+		}
+	}
+	keep(r, identity, dir, found)
+}
+
+// keep writes found as the record in dir (NUL-separated), or removes the
+// record when found is empty.
+func keep(r *repo.Repo, identity, dir string, found []string) {
+	p := filepath.Join(dir, recordName)
+	if len(found) == 0 {
+		os.Remove(p)
+		return
+	}
+	if err := os.WriteFile(p, []byte(strings.Join(found, "\x00")), 0o600); err != nil {
+		r.Warnf("%s: cannot keep what its container planted for list: %v", identity, err)
+	}
+}
+
+// recorded is what the record in dir names that is still in worktree: a
+// .git entry, or a git directory.
+func recorded(dir, worktree string) []string {
+	data, err := os.ReadFile(filepath.Join(dir, recordName))
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	var out []string
+	for _, rel := range strings.Split(string(data), "\x00") {
+		p := filepath.Join(worktree, filepath.FromSlash(rel))
+		if _, err := os.Lstat(p); err == nil && (path.Base(rel) == ".git" || IsGitDir(p)) {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// plantedAt is d itself when it is a git directory, d/.git when it has
+// one, else "".
+func plantedAt(worktree, d string) string {
+	dir := filepath.Join(worktree, filepath.FromSlash(d))
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+		return path.Join(d, ".git")
+	}
+	if IsGitDir(dir) {
+		return d
+	}
+	return ""
+}
+
+// IsGitDir reports whether dir looks like a git directory to git: HEAD,
+// objects/ and refs/ (what git's own discovery checks for).
+func IsGitDir(dir string) bool {
+	for _, name := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// RemoveCommand is the shell command that deletes what Untracked or
+// Anywhere found at rel in worktree, its path quoted for the shell; ""
+// when the name holds control characters, which a terminal could take for
+// something else.
+func RemoveCommand(worktree, rel string) string {
+	p := filepath.Join(worktree, filepath.FromSlash(rel))
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f {
+			return ""
+		}
+	}
+	return "rm -rf " + hostpath.ShellQuote(p)
+}
+
+// Warn warns of what Untracked finds in a full env's worktree, and of
+// what the record in dir (the env's sandbox directory) names that is
+// still there (AfterExec, Placed: one small file read, no walk); list
+// calls it with the untracked paths its git status reported.
+func Warn(r *repo.Repo, env *state.Env, dir string, untracked []string) {
+	found := Untracked(env.Path, untracked)
+	for _, rel := range recorded(dir, env.Path) {
+		if !slices.Contains(found, rel) {
+			found = append(found, rel)
+		}
+	}
+	slices.Sort(found)
+	if len(found) > 0 {
+		r.Warnf("%s: %s", env.Identity, Describe(env.Path, found))
+	}
+}
+
+// Describe says what Untracked and Anywhere found in an env's worktree, with the
+// commands that remove it.
+func Describe(worktree string, found []string) string {
+	var b strings.Builder
+	b.WriteString("its container planted what git on the host would obey if run there (a nested repository, a .git or a git directory, whose config can run commands): ")
+	for i, rel := range found {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(rel))
+	}
+	b.WriteString("; git-apex runs no git there: look, then remove ")
+	if len(found) == 1 {
+		b.WriteString("it")
+	} else {
+		b.WriteString("them")
+	}
+	for _, rel := range found {
+		if cmd := RemoveCommand(worktree, rel); cmd != "" {
+			b.WriteString("\n  " + cmd)
+		} else {
+			b.WriteString("\n  (by hand: its name holds control characters)")
+		}
+	}
+	return b.String()
+}
