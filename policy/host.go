@@ -16,7 +16,8 @@ import (
 // into it: every command, the container's volumes and its user (a user
 // other than the host's may be root, whose files in the mounted worktree
 // are root's on the host), copy globs that leave the checkout, and a
-// root outside the checkout's parent. None of them is used until `git
+// root elsewhere than in the checkout or in one directory of its own
+// directly beside it (see BesideCheckout). None of them is used until `git
 // apex trust` approves exactly these settings. Paths are judged by where
 // the file system takes them, not by how they read: a committed symbolic
 // link that leads a copy glob or the root out of bounds makes it a host
@@ -32,9 +33,9 @@ type HostSettings struct {
 	// CopyTargets is, for a glob of CopyOutside whose directory part a
 	// symbolic link takes elsewhere than it reads, where it really leads.
 	CopyTargets map[string]string `json:"copy_targets,omitempty"`
-	// Root is [worktree].root when it places environments outside the
-	// main checkout's parent directory (absolute, climbing above it, or
-	// led there by a symbolic link).
+	// Root is [worktree].root when it places environments elsewhere than
+	// BesideCheckout allows (absolute, climbing above the checkout's
+	// parent, deeper or hidden there, or led there by a symbolic link).
 	Root string `json:"root,omitempty"`
 	// RootTarget is where Root really leads, when a symbolic link takes
 	// it elsewhere than it reads.
@@ -85,7 +86,7 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 	written := p.EnvRoot(checkout)
 	target := hostpath.RealPath(written)
 	if root := filepath.Clean(p.Worktree.Root); filepath.IsAbs(root) || root == "../.." || strings.HasPrefix(root, "../../") ||
-		!within(target, filepath.Dir(checkout)) {
+		!BesideCheckout(target, checkout) {
 		h.Root = p.Worktree.Root
 		if target != written {
 			h.RootTarget = target
@@ -95,6 +96,22 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 		h.User = p.Container.User
 	}
 	return h
+}
+
+// BesideCheckout reports whether an environment root that really leads
+// to target may be used without approval, for the main checkout that
+// really is checkout: in the checkout, or exactly one directory directly
+// in the checkout's parent whose name does not start with "." (as the
+// default ../{repo}.worktrees, which is allowed for a hidden checkout
+// too). Anything deeper or hidden there, for a checkout in $HOME
+// ../.vim/pack/x/start or ../.config/..., is a host setting.
+func BesideCheckout(target, checkout string) bool {
+	if within(target, checkout) {
+		return true
+	}
+	name := filepath.Base(target)
+	return filepath.Dir(target) == filepath.Dir(checkout) &&
+		(!strings.HasPrefix(name, ".") || name == filepath.Base(checkout)+".worktrees")
 }
 
 // addTarget records where a path really leads, making the map on first

@@ -73,9 +73,11 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 }
 
 // CheckEnvPath refuses (exit 3) an env at path when the policy's
-// [worktree].root places it outside the main checkout's parent directory,
-// until `git apex trust` approves it: a policy from a clone must not
-// write wherever it likes. Where the path really leads is what counts: a
+// [worktree].root places it elsewhere than in the main checkout or in one
+// not hidden directory directly beside it (policy.BesideCheckout), until
+// `git apex trust` approves it: a policy from a clone must not write
+// wherever it likes (for a checkout in $HOME, ../.vim/pack/x/start would
+// be vim's plugins). Where the path really leads is what counts: a
 // committed symbolic link on the way (`envs -> ../../home/.vim`) counts
 // as written there, and a path that a link below the approved root
 // takes elsewhere, into the repository's git directory or onto the main
@@ -100,18 +102,19 @@ func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal bool) erro
 	}
 	host := pol.HostSettings(mainRoot)
 	if host.Root == "" {
-		if hostpath.Within(real, parent) {
+		free := hostpath.RealPath(pol.EnvRoot(checkout))
+		if hostpath.Within(real, checkout) || hostpath.Within(real, free) {
 			return nil
 		}
-		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s: remove the link from the checkout",
-			path, real, parent)
+		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s and %s: remove the link from the checkout",
+			path, real, checkout, free)
 	}
 	trusted, _, err := r.Trusted(pol)
 	if err != nil {
 		return err
 	}
 	if !trusted {
-		return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments outside %s%s, which needs your approval: review the policy, then run `git apex trust`",
+		return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments elsewhere than in the main checkout or in one directory directly in %s whose name does not start with \".\"%s, which needs your approval: review the policy, then run `git apex trust`",
 			path, pol.Worktree.Root, pol.File, parent, linkNote(path, real))
 	}
 	approved := host.RootTarget
