@@ -30,6 +30,11 @@ type HostSettings struct {
 	// takes elsewhere than it reads, where it really leads.
 	VolumeTargets map[string]string `json:"volume_targets,omitempty"`
 	CopyOutside   []string          `json:"copy_outside"` // globs that leave the checkout
+	// CopyIn are the other globs: what they match in the main checkout
+	// (an untracked .env, say) a full environment copies into its
+	// container, where the policy's image runs, so there they need
+	// approval too (see Empty and ForFull).
+	CopyIn []string `json:"copy_in,omitempty"`
 	// CopyTargets is, for a glob of CopyOutside whose directory part a
 	// symbolic link takes elsewhere than it reads, where it really leads.
 	CopyTargets map[string]string `json:"copy_targets,omitempty"`
@@ -81,6 +86,8 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 			if target != written {
 				h.CopyTargets = addTarget(h.CopyTargets, glob, target)
 			}
+		} else {
+			h.CopyIn = append(h.CopyIn, glob)
 		}
 	}
 	written := p.EnvRoot(checkout)
@@ -153,7 +160,13 @@ func globDir(glob string) string {
 	return dir
 }
 
-// Empty reports whether there is nothing to approve.
+// ForFull reports whether there is something to approve for a full
+// environment: anything Empty counts, and the copies into its container.
+func (h HostSettings) ForFull() bool { return !h.Empty() || len(h.CopyIn) > 0 }
+
+// Empty reports whether there is nothing to approve for an environment
+// without a container (copies from the checkout into a worktree are the
+// user's own files staying on the host).
 func (h HostSettings) Empty() bool {
 	return len(h.Commands) == 0 && len(h.Volumes) == 0 && len(h.CopyOutside) == 0 && h.Root == "" && h.User == ""
 }
@@ -183,6 +196,9 @@ func (h HostSettings) Lines() []string {
 	sort.Strings(globs)
 	for _, g := range globs {
 		lines = append(lines, "worktree.copy: "+g+leadsTo(h.CopyTargets[g]))
+	}
+	for _, g := range h.CopyIn {
+		lines = append(lines, "worktree.copy (into full environments' containers): "+g)
 	}
 	if h.Root != "" {
 		lines = append(lines, "worktree.root: "+h.Root+leadsTo(h.RootTarget))

@@ -25,8 +25,19 @@ func (r *Repo) trustStore() (*trust.Store, error) {
 // Trusted reports whether the policy's host settings are approved for
 // this repository; settings with nothing in them need no approval.
 func (r *Repo) Trusted(pol *policy.Policy) (bool, policy.HostSettings, error) {
+	return r.trusted(pol, false)
+}
+
+// TrustedFull is Trusted for a full environment, where the policy's
+// copies from the checkout into the container need approval too.
+func (r *Repo) TrustedFull(pol *policy.Policy) (bool, policy.HostSettings, error) {
+	return r.trusted(pol, true)
+}
+
+// trusted is Trusted, and with full TrustedFull.
+func (r *Repo) trusted(pol *policy.Policy, full bool) (bool, policy.HostSettings, error) {
 	host := pol.HostSettings(r.Git.MainRoot())
-	if host.Empty() {
+	if host.Empty() && !(full && host.ForFull()) {
 		return true, host, nil
 	}
 	store, err := r.trustStore()
@@ -66,7 +77,7 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 		return host, false, err
 	}
 	host = pol.HostSettings(r.Git.MainRoot())
-	if host.Empty() {
+	if !host.ForFull() {
 		return host, false, nil
 	}
 	return host, false, store.Approve(r.Key(), host.Hash())

@@ -24,6 +24,9 @@ import (
 // place, marked in its metadata, and is returned.
 func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Policy) error {
 	trusted, host, err := r.Trusted(pol)
+	if env.Contained() { // its container gets the copies: every glob needs approval
+		trusted, host, err = r.TrustedFull(pol)
+	}
 	if err != nil {
 		return err
 	}
@@ -31,7 +34,7 @@ func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Poli
 		r.WarnUntrusted(host)
 	}
 	if env.Mode != string(policy.Shared) {
-		if err := copyFiles(r, env.Path, pol.Worktree.Copy, host.CopyOutside, trusted); err != nil {
+		if err := copyFiles(r, env.Path, pol.Worktree.Copy, host.CopyOutside, trusted, env.Contained()); err != nil {
 			return failed(ctx, r, env, err)
 		}
 		// A full env's submodules stay uninitialised: see the sandbox package.
