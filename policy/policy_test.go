@@ -269,7 +269,7 @@ func TestHostSettingsFollowLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := p.HostSettings(checkout)
-	if !plain.Empty() {
+	if !plain.Empty() || !plain.ForFull() {
 		t.Fatalf("no link, yet host settings: %v", plain.Lines())
 	}
 	link := func(name, target string) {
@@ -283,6 +283,8 @@ func TestHostSettingsFollowLinks(t *testing.T) {
 	h := p.HostSettings(checkout)
 	want := []string{
 		"worktree.copy: keys/* (a symbolic link leads it to " + filepath.Join(dir, "home", ".ssh") + ")",
+		"worktree.copy (into full environments' containers): .env",
+		"worktree.copy (into full environments' containers): conf/*.json",
 		"worktree.root: envs/pack (a symbolic link leads it to " + filepath.Join(dir, "home", ".vim", "pack") + ")",
 	}
 	if !reflect.DeepEqual(h.Lines(), want) {
@@ -291,5 +293,30 @@ func TestHostSettingsFollowLinks(t *testing.T) {
 	link("keys", "../../home/.vim")
 	if again := p.HostSettings(checkout); again.Hash() == h.Hash() {
 		t.Error("retargeting a link kept the hash")
+	}
+}
+
+// TestBesideCheckout: without approval a root outside the checkout is
+// one directory directly beside it, not hidden (the default's name
+// excepted, for a hidden checkout).
+func TestBesideCheckout(t *testing.T) {
+	for target, want := range map[string]bool{
+		"/h/proj/envs":            true,
+		"/h/proj":                 true,
+		"/h/proj.worktrees":       true,
+		"/h/envs":                 true,
+		"/h/.vim":                 false,
+		"/h/.vim/pack/proj/start": false,
+		"/h/envs/deeper":          false,
+		"/h":                      false,
+		"/elsewhere":              false,
+		"/h/.proj.worktrees":      false,
+	} {
+		if got := BesideCheckout(target, "/h/proj"); got != want {
+			t.Errorf("BesideCheckout(%s, /h/proj) = %v, want %v", target, got, want)
+		}
+	}
+	if !BesideCheckout("/h/.dotfiles.worktrees", "/h/.dotfiles") {
+		t.Error("the default root of a hidden checkout needs approval")
 	}
 }
