@@ -47,6 +47,8 @@ type HostSettings struct {
 	RootTarget string `json:"root_target,omitempty"`
 	// User is [container].user when it is not "host".
 	User string `json:"user,omitempty"`
+	// Bounds are the limits the policy lifts (Policy.Bounds), by key.
+	Bounds map[string]string `json:"bounds,omitempty"`
 }
 
 // HostSettings collects the policy's host settings for the main checkout
@@ -102,6 +104,7 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 	if p.Container.User != "host" {
 		h.User = p.Container.User
 	}
+	h.Bounds = p.Bounds()
 	return h
 }
 
@@ -168,7 +171,7 @@ func (h HostSettings) ForFull() bool { return !h.Empty() || len(h.CopyIn) > 0 }
 // without a container (copies from the checkout into a worktree are the
 // user's own files staying on the host).
 func (h HostSettings) Empty() bool {
-	return len(h.Commands) == 0 && len(h.Volumes) == 0 && len(h.CopyOutside) == 0 && h.Root == "" && h.User == ""
+	return len(h.Commands) == 0 && len(h.Volumes) == 0 && len(h.CopyOutside) == 0 && h.Root == "" && h.User == "" && len(h.Bounds) == 0
 }
 
 // Hash identifies exactly these settings: any change gives another hash.
@@ -205,6 +208,9 @@ func (h HostSettings) Lines() []string {
 	}
 	if h.User != "" {
 		lines = append(lines, "container.user: "+h.User)
+	}
+	for _, k := range sortedKeys(h.Bounds) {
+		lines = append(lines, fmt.Sprintf("%s: %s (a bound lifted: without approval the default is used)", k, h.Bounds[k]))
 	}
 	return lines
 }

@@ -320,3 +320,41 @@ func TestBesideCheckout(t *testing.T) {
 		t.Error("the default root of a hidden checkout needs approval")
 	}
 }
+
+// TestBounds: a committed policy may lower the bounds, but what it lifts
+// is a host setting, put back by KeepBounds until approved; a pool past
+// PoolMax is no policy at all.
+func TestBounds(t *testing.T) {
+	low, err := Decode(".apex.toml", "[container]\nexchange_timeout = \"1s\"\nmax_transfer = \"1m\"\n[pool]\nsize = 64\ncontainers = 64\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := low.Bounds(); b != nil || !low.HostSettings(t.TempDir()).Empty() {
+		t.Errorf("lowered bounds count as lifted: %v", b)
+	}
+	p, err := Decode(".apex.toml", "[container]\nexchange_timeout = \"15250w\"\nmax_transfer = \"2g\"\n[pool]\nsize = 1000\ncontainers = 65\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"container.exchange_timeout": "2562000h0m0s", "container.max_transfer": "2147483648", "pool.size": "1000", "pool.containers": "65"}
+	if got := p.Bounds(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Bounds() = %v, want %v", got, want)
+	}
+	host := p.HostSettings(t.TempDir())
+	if host.Empty() || len(host.Lines()) != 4 {
+		t.Errorf("lifted bounds are no host settings: %q", host.Lines())
+	}
+	p.KeepBounds()
+	def := Default().Container
+	if p.Container.ExchangeTimeout != def.ExchangeTimeout || p.Container.MaxTransfer != def.MaxTransfer || p.Pool.Size != PoolCap || p.Pool.Containers != PoolCap {
+		t.Errorf("KeepBounds left %v %v %d %d", p.Container.ExchangeTimeout, p.Container.MaxTransfer, p.Pool.Size, p.Pool.Containers)
+	}
+	if again := p.HostSettings(t.TempDir()); again.Hash() != host.Hash() {
+		t.Error("kept bounds changed what an approval covers")
+	}
+	for _, text := range []string{"[pool]\nsize = 1001\n", "[pool]\ncontainers = 1000000000\n"} {
+		if _, err := Decode(".apex.toml", text); err == nil || !strings.Contains(err.Error(), "to 1000") {
+			t.Errorf("Decode(%q) = %v, want an error naming the most", text, err)
+		}
+	}
+}
