@@ -2,7 +2,9 @@ package isolation
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -28,7 +30,15 @@ type RemoveOptions struct {
 	// Worktrees is git's worktree list, when the caller has one.
 	Worktrees []gitx.Worktree
 	BackErr   error // why a full env's container did not answer before the lock (service.Remove): not read again
+	// ReadWithin, when set (by a git hook), is the most a full env's
+	// container may take to be read; past it the env is kept, with
+	// ErrNoAnswer.
+	ReadWithin time.Duration
 }
+
+// ErrNoAnswer is why a removal with RemoveOptions.ReadWithin kept an
+// env: its container was not read in time.
+var ErrNoAnswer = errors.New("its container did not answer")
 
 // RemoveResult says what Remove did.
 type RemoveResult struct {
@@ -79,7 +89,16 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	// What a full env's container made comes back first: every check below sees it.
 	back, err := sandbox.Result{}, opts.BackErr
 	if err == nil {
-		back, err = sandbox.BringBackEnv(ctx, m.r, lk, env)
+		rctx, cancel := ctx, context.CancelFunc(func() {})
+		if opts.ReadWithin > 0 {
+			rctx, cancel = context.WithTimeout(ctx, opts.ReadWithin)
+		}
+		back, err = sandbox.BringBackEnv(rctx, m.r, lk, env)
+		late := err != nil && ctx.Err() == nil && rctx.Err() != nil
+		cancel()
+		if late {
+			return nil, fmt.Errorf("cannot remove %s: %w in time", identity, ErrNoAnswer)
+		}
 	}
 	if err != nil && !opts.Force {
 		return nil, refuse("cannot bring back what its container made: %v; its container is kept: make it answer again and retry with `git apex sync %s`, or run %s to discard what it made", err, identity, forceHint)
