@@ -5,8 +5,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/exitcode"
@@ -26,7 +28,11 @@ func run(args []string) int {
 	if err == nil {
 		return exitcode.OK
 	}
-	if msg := err.Error(); msg != "" {
+	msg := err.Error()
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) { // a signal, not a cause to show
+		msg = strings.TrimSuffix(msg, context.Canceled.Error()) + "interrupted"
+	}
+	if msg != "" {
 		fmt.Fprintf(os.Stderr, "git-apex: %s\n", msg)
 	}
 	if ctx.Err() != nil {
