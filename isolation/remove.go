@@ -28,16 +28,12 @@ type RemoveOptions struct {
 	// its base, so deleting it loses nothing and needs no further check.
 	BranchMerged bool
 	// Worktrees is git's worktree list, when the caller has one.
-	Worktrees []gitx.Worktree
-	BackErr   error // why a full env's container did not answer before the lock (service.Remove): not read again
-	// ReadWithin, when set (by a git hook), is the most a full env's
-	// container may take to be read; past it the env is kept, with
-	// ErrNoAnswer.
-	ReadWithin time.Duration
+	Worktrees  []gitx.Worktree
+	BackErr    error         // why a full env's container did not answer before the lock (service.Remove): not read again
+	ReadWithin time.Duration // set by a git hook: the most a full env's container takes to be read (then ErrNoAnswer)
 }
 
-// ErrNoAnswer is why a removal with RemoveOptions.ReadWithin kept an
-// env: its container was not read in time.
+// ErrNoAnswer is why a removal with ReadWithin kept an env.
 var ErrNoAnswer = errors.New("its container did not answer")
 
 // RemoveResult says what Remove did.
@@ -94,9 +90,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			rctx, cancel = context.WithTimeout(ctx, opts.ReadWithin)
 		}
 		back, err = sandbox.BringBackEnv(rctx, m.r, lk, env)
-		late := err != nil && ctx.Err() == nil && rctx.Err() != nil
-		cancel()
-		if late {
+		if cancel(); err != nil && ctx.Err() == nil && rctx.Err() != nil {
 			return nil, fmt.Errorf("cannot remove %s: %w in time", identity, ErrNoAnswer)
 		}
 	}
