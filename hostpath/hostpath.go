@@ -1,7 +1,8 @@
-// Package hostpath says where a path on this machine really leads (every
-// symbolic link followed) and whether one lies within another: what the
-// trust gate, the healing of moved worktrees and the checks of a
-// worktree's .git file compare. It runs nothing and changes nothing.
+// Package hostpath answers questions about paths on this machine: where
+// one really leads (every symbolic link followed), whether one lies within
+// another, why a directory cannot be made somewhere, and how to write one
+// into a shell command the user is told to run. It runs nothing and
+// changes nothing.
 package hostpath
 
 import (
@@ -9,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // RealPath returns where path really leads: every symbolic link on it
@@ -68,4 +71,23 @@ func ShellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Unwritable says why no directory can be made in dir (its nearest
+// existing ancestor is no directory, or not writable), or "".
+func Unwritable(dir string) string {
+	for {
+		info, err := os.Stat(dir)
+		switch {
+		case err == nil && !info.IsDir():
+			return dir + " is not a directory"
+		case err == nil && unix.Access(dir, unix.W_OK) != nil:
+			return dir + " is not writable"
+		case err == nil:
+			return ""
+		case filepath.Dir(dir) == dir:
+			return err.Error()
+		}
+		dir = filepath.Dir(dir)
+	}
 }

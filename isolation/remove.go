@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/git-apex/git-apex/envexec"
 	"github.com/git-apex/git-apex/exitcode"
@@ -29,9 +30,13 @@ type RemoveOptions struct {
 	// its base, so deleting it loses nothing and needs no further check.
 	BranchMerged bool
 	// Worktrees is git's worktree list, when the caller has one.
-	Worktrees []gitx.Worktree
-	BackErr   error // why a full env's container did not answer before the lock (service.Remove): not read again
+	Worktrees  []gitx.Worktree
+	BackErr    error         // why a full env's container did not answer before the lock (service.Remove): not read again
+	ReadWithin time.Duration // set by a git hook: the most a full env's container takes to be read (then ErrNoAnswer)
 }
+
+// ErrNoAnswer is why a removal with ReadWithin kept an env.
+var ErrNoAnswer = errors.New("its container did not answer")
 
 // RemoveResult says what Remove did.
 type RemoveResult struct {
@@ -89,7 +94,14 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	// What a full env's container made comes back first: every check below sees it.
 	back, err := sandbox.Result{}, opts.BackErr
 	if err == nil {
-		back, err = sandbox.BringBackEnv(ctx, m.r, lk, env)
+		rctx, cancel := ctx, context.CancelFunc(func() {})
+		if opts.ReadWithin > 0 {
+			rctx, cancel = context.WithTimeout(ctx, opts.ReadWithin)
+		}
+		back, err = sandbox.BringBackEnv(rctx, m.r, lk, env)
+		if cancel(); err != nil && ctx.Err() == nil && rctx.Err() != nil {
+			return nil, fmt.Errorf("cannot remove %s: %w in time", identity, ErrNoAnswer)
+		}
 	}
 	if err != nil && !opts.Force {
 		return nil, refuse("cannot bring back what its container made: %v; its container is kept: make it answer again and retry with `git apex sync %s`, or run %s to discard what it made", err, identity, forceHint)

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/git-apex/git-apex/envexec"
 	"github.com/git-apex/git-apex/exitcode"
@@ -273,7 +270,7 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 		}
 		// Full needs a worktree too: without one it falls back past
 		// worktree, to shared.
-		if reason := unwritable(filepath.Dir(p.path)); reason != "" {
+		if reason := hostpath.Unwritable(filepath.Dir(p.path)); reason != "" {
 			if p.strict {
 				return nil, exitcode.New(exitcode.Git, "cannot make a worktree for %s: %s; strict mode forbids falling back to shared", id, reason)
 			}
@@ -282,25 +279,6 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 		}
 	}
 	return p, nil
-}
-
-// unwritable says why no directory can be made in dir (its nearest
-// existing ancestor is no directory, or not writable), or "".
-func unwritable(dir string) string {
-	for {
-		info, err := os.Stat(dir)
-		switch {
-		case err == nil && !info.IsDir():
-			return dir + " is not a directory"
-		case err == nil && unix.Access(dir, unix.W_OK) != nil:
-			return dir + " is not writable"
-		case err == nil:
-			return ""
-		case filepath.Dir(dir) == dir:
-			return err.Error()
-		}
-		dir = filepath.Dir(dir)
-	}
 }
 
 // requestWorkflows are the workflows whose numbered names are pull or

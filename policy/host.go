@@ -16,7 +16,8 @@ import (
 // into it: every command, the container's volumes and its user (a user
 // other than the host's may be root, whose files in the mounted worktree
 // are root's on the host), copy globs that leave the checkout, and a
-// root outside the checkout's parent. None of them is used until `git
+// root elsewhere than in the checkout or in one directory of its own
+// directly beside it (see BesideCheckout). None of them is used until `git
 // apex trust` approves exactly these settings. Paths are judged by where
 // the file system takes them, not by how they read: a committed symbolic
 // link that leads a copy glob or the root out of bounds makes it a host
@@ -29,18 +30,25 @@ type HostSettings struct {
 	// takes elsewhere than it reads, where it really leads.
 	VolumeTargets map[string]string `json:"volume_targets,omitempty"`
 	CopyOutside   []string          `json:"copy_outside"` // globs that leave the checkout
+	// CopyIn are the other globs: what they match in the main checkout
+	// (an untracked .env, say) a full environment copies into its
+	// container, where the policy's image runs, so there they need
+	// approval too (see Empty and ForFull).
+	CopyIn []string `json:"copy_in,omitempty"`
 	// CopyTargets is, for a glob of CopyOutside whose directory part a
 	// symbolic link takes elsewhere than it reads, where it really leads.
 	CopyTargets map[string]string `json:"copy_targets,omitempty"`
-	// Root is [worktree].root when it places environments outside the
-	// main checkout's parent directory (absolute, climbing above it, or
-	// led there by a symbolic link).
+	// Root is [worktree].root when it places environments elsewhere than
+	// BesideCheckout allows (absolute, climbing above the checkout's
+	// parent, deeper or hidden there, or led there by a symbolic link).
 	Root string `json:"root,omitempty"`
 	// RootTarget is where Root really leads, when a symbolic link takes
 	// it elsewhere than it reads.
 	RootTarget string `json:"root_target,omitempty"`
 	// User is [container].user when it is not "host".
 	User string `json:"user,omitempty"`
+	// Bounds are the limits the policy lifts (Policy.Bounds), by key.
+	Bounds map[string]string `json:"bounds,omitempty"`
 }
 
 // HostSettings collects the policy's host settings for the main checkout
@@ -80,12 +88,14 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 			if target != written {
 				h.CopyTargets = addTarget(h.CopyTargets, glob, target)
 			}
+		} else {
+			h.CopyIn = append(h.CopyIn, glob)
 		}
 	}
 	written := p.EnvRoot(checkout)
 	target := hostpath.RealPath(written)
 	if root := filepath.Clean(p.Worktree.Root); filepath.IsAbs(root) || root == "../.." || strings.HasPrefix(root, "../../") ||
-		!within(target, filepath.Dir(checkout)) {
+		!BesideCheckout(target, checkout) {
 		h.Root = p.Worktree.Root
 		if target != written {
 			h.RootTarget = target
@@ -94,7 +104,24 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 	if p.Container.User != "host" {
 		h.User = p.Container.User
 	}
+	h.Bounds = p.Bounds()
 	return h
+}
+
+// BesideCheckout reports whether an environment root that really leads
+// to target may be used without approval, for the main checkout that
+// really is checkout: in the checkout, or exactly one directory directly
+// in the checkout's parent whose name does not start with "." (as the
+// default ../{repo}.worktrees, which is allowed for a hidden checkout
+// too). Anything deeper or hidden there, for a checkout in $HOME
+// ../.vim/pack/x/start or ../.config/..., is a host setting.
+func BesideCheckout(target, checkout string) bool {
+	if within(target, checkout) {
+		return true
+	}
+	name := filepath.Base(target)
+	return filepath.Dir(target) == filepath.Dir(checkout) &&
+		(!strings.HasPrefix(name, ".") || name == filepath.Base(checkout)+".worktrees")
 }
 
 // addTarget records where a path really leads, making the map on first
@@ -136,9 +163,15 @@ func globDir(glob string) string {
 	return dir
 }
 
-// Empty reports whether there is nothing to approve.
+// ForFull reports whether there is something to approve for a full
+// environment: anything Empty counts, and the copies into its container.
+func (h HostSettings) ForFull() bool { return !h.Empty() || len(h.CopyIn) > 0 }
+
+// Empty reports whether there is nothing to approve for an environment
+// without a container (copies from the checkout into a worktree are the
+// user's own files staying on the host).
 func (h HostSettings) Empty() bool {
-	return len(h.Commands) == 0 && len(h.Volumes) == 0 && len(h.CopyOutside) == 0 && h.Root == "" && h.User == ""
+	return len(h.Commands) == 0 && len(h.Volumes) == 0 && len(h.CopyOutside) == 0 && h.Root == "" && h.User == "" && len(h.Bounds) == 0
 }
 
 // Hash identifies exactly these settings: any change gives another hash.
@@ -167,11 +200,17 @@ func (h HostSettings) Lines() []string {
 	for _, g := range globs {
 		lines = append(lines, "worktree.copy: "+g+leadsTo(h.CopyTargets[g]))
 	}
+	for _, g := range h.CopyIn {
+		lines = append(lines, "worktree.copy (into full environments' containers): "+g)
+	}
 	if h.Root != "" {
 		lines = append(lines, "worktree.root: "+h.Root+leadsTo(h.RootTarget))
 	}
 	if h.User != "" {
 		lines = append(lines, "container.user: "+h.User)
+	}
+	for _, k := range sortedKeys(h.Bounds) {
+		lines = append(lines, fmt.Sprintf("%s: %s (a bound lifted: without approval the default is used)", k, h.Bounds[k]))
 	}
 	return lines
 }

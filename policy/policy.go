@@ -60,6 +60,8 @@ type Policy struct {
 
 	// File is where the policy was read from; "" for the built-in defaults.
 	File string `toml:"-"`
+	// lifted is what Bounds reported before KeepBounds put them back.
+	lifted map[string]string
 }
 
 // Isolation is the [isolation] table.

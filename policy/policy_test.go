@@ -272,7 +272,7 @@ func TestHostSettingsFollowLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := p.HostSettings(checkout)
-	if !plain.Empty() {
+	if !plain.Empty() || !plain.ForFull() {
 		t.Fatalf("no link, yet host settings: %v", plain.Lines())
 	}
 	link := func(name, target string) {
@@ -286,6 +286,8 @@ func TestHostSettingsFollowLinks(t *testing.T) {
 	h := p.HostSettings(checkout)
 	want := []string{
 		"worktree.copy: keys/* (a symbolic link leads it to " + filepath.Join(dir, "home", ".ssh") + ")",
+		"worktree.copy (into full environments' containers): .env",
+		"worktree.copy (into full environments' containers): conf/*.json",
 		"worktree.root: envs/pack (a symbolic link leads it to " + filepath.Join(dir, "home", ".vim", "pack") + ")",
 	}
 	if !reflect.DeepEqual(h.Lines(), want) {
@@ -294,5 +296,68 @@ func TestHostSettingsFollowLinks(t *testing.T) {
 	link("keys", "../../home/.vim")
 	if again := p.HostSettings(checkout); again.Hash() == h.Hash() {
 		t.Error("retargeting a link kept the hash")
+	}
+}
+
+// TestBesideCheckout: without approval a root outside the checkout is
+// one directory directly beside it, not hidden (the default's name
+// excepted, for a hidden checkout).
+func TestBesideCheckout(t *testing.T) {
+	for target, want := range map[string]bool{
+		"/h/proj/envs":            true,
+		"/h/proj":                 true,
+		"/h/proj.worktrees":       true,
+		"/h/envs":                 true,
+		"/h/.vim":                 false,
+		"/h/.vim/pack/proj/start": false,
+		"/h/envs/deeper":          false,
+		"/h":                      false,
+		"/elsewhere":              false,
+		"/h/.proj.worktrees":      false,
+	} {
+		if got := BesideCheckout(target, "/h/proj"); got != want {
+			t.Errorf("BesideCheckout(%s, /h/proj) = %v, want %v", target, got, want)
+		}
+	}
+	if !BesideCheckout("/h/.dotfiles.worktrees", "/h/.dotfiles") {
+		t.Error("the default root of a hidden checkout needs approval")
+	}
+}
+
+// TestBounds: a committed policy may lower the bounds, but what it lifts
+// is a host setting, put back by KeepBounds until approved; a pool past
+// PoolMax is no policy at all.
+func TestBounds(t *testing.T) {
+	low, err := Decode(".apex.toml", "[container]\nexchange_timeout = \"1s\"\nmax_transfer = \"1m\"\n[pool]\nsize = 64\ncontainers = 64\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := low.Bounds(); b != nil || !low.HostSettings(t.TempDir()).Empty() {
+		t.Errorf("lowered bounds count as lifted: %v", b)
+	}
+	p, err := Decode(".apex.toml", "[container]\nexchange_timeout = \"15250w\"\nmax_transfer = \"2g\"\n[pool]\nsize = 1000\ncontainers = 65\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"container.exchange_timeout": "2562000h0m0s", "container.max_transfer": "2147483648", "pool.size": "1000", "pool.containers": "65"}
+	if got := p.Bounds(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Bounds() = %v, want %v", got, want)
+	}
+	host := p.HostSettings(t.TempDir())
+	if host.Empty() || len(host.Lines()) != 4 {
+		t.Errorf("lifted bounds are no host settings: %q", host.Lines())
+	}
+	p.KeepBounds()
+	def := Default().Container
+	if p.Container.ExchangeTimeout != def.ExchangeTimeout || p.Container.MaxTransfer != def.MaxTransfer || p.Pool.Size != PoolCap || p.Pool.Containers != PoolCap {
+		t.Errorf("KeepBounds left %v %v %d %d", p.Container.ExchangeTimeout, p.Container.MaxTransfer, p.Pool.Size, p.Pool.Containers)
+	}
+	if again := p.HostSettings(t.TempDir()); again.Hash() != host.Hash() {
+		t.Error("kept bounds changed what an approval covers")
+	}
+	for _, text := range []string{"[pool]\nsize = 1001\n", "[pool]\ncontainers = 1000000000\n"} {
+		if _, err := Decode(".apex.toml", text); err == nil || !strings.Contains(err.Error(), "to 1000") {
+			t.Errorf("Decode(%q) = %v, want an error naming the most", text, err)
+		}
 	}
 }

@@ -100,11 +100,11 @@ func (p *Policy) validate() *Error {
 	if h := p.Requests.Host; h != "auto" && h != "github" && h != "gitlab" {
 		return bad("requests.host", "unknown host %q: use \"github\", \"gitlab\" or \"auto\"", h)
 	}
-	if p.Pool.Size < 0 {
-		return bad("pool.size", "must be 0 (no pool) or more, not %d", p.Pool.Size)
+	if p.Pool.Size < 0 || p.Pool.Size > PoolMax {
+		return bad("pool.size", "must be 0 (no pool) to %d, not %d", PoolMax, p.Pool.Size)
 	}
-	if p.Pool.Containers < 0 {
-		return bad("pool.containers", "must be 0 (no warm containers) or more, not %d", p.Pool.Containers)
+	if p.Pool.Containers < 0 || p.Pool.Containers > PoolMax {
+		return bad("pool.containers", "must be 0 (no warm containers) to %d, not %d", PoolMax, p.Pool.Containers)
 	}
 	return nil
 }

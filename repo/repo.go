@@ -10,8 +10,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -125,9 +128,28 @@ func (r *Repo) Policy() (*policy.Policy, error) {
 			} else {
 				r.policy, r.policyErr = policy.Load(file, false)
 			}
+			if r.policyErr == nil && r.policy.Bounds() != nil {
+				r.keepBounds(r.policy)
+			}
 		}
 	}
 	return r.policy, r.policyErr
+}
+
+// keepBounds puts the bounds a committed policy lifts back to their
+// defaults, with a warning, until `git apex trust` approves them (the
+// trust store is read only for such a policy).
+func (r *Repo) keepBounds(pol *policy.Policy) {
+	if ok, _, err := r.Trusted(pol); err == nil && ok {
+		return
+	}
+	lifted := pol.Bounds()
+	var lines []string
+	for _, k := range slices.Sorted(maps.Keys(lifted)) {
+		lines = append(lines, k+" = "+lifted[k])
+	}
+	pol.KeepBounds()
+	r.Warnf("using the default bounds, not the policy's %s, until you approve them with `git apex trust`", strings.Join(lines, ", "))
 }
 
 // linkedAway returns where file really leads when it is a symbolic link

@@ -25,8 +25,19 @@ func (r *Repo) trustStore() (*trust.Store, error) {
 // Trusted reports whether the policy's host settings are approved for
 // this repository; settings with nothing in them need no approval.
 func (r *Repo) Trusted(pol *policy.Policy) (bool, policy.HostSettings, error) {
+	return r.trusted(pol, false)
+}
+
+// TrustedFull is Trusted for a full environment, where the policy's
+// copies from the checkout into the container need approval too.
+func (r *Repo) TrustedFull(pol *policy.Policy) (bool, policy.HostSettings, error) {
+	return r.trusted(pol, true)
+}
+
+// trusted is Trusted, and with full TrustedFull.
+func (r *Repo) trusted(pol *policy.Policy, full bool) (bool, policy.HostSettings, error) {
 	host := pol.HostSettings(r.Git.MainRoot())
-	if host.Empty() {
+	if host.Empty() && !(full && host.ForFull()) {
 		return true, host, nil
 	}
 	store, err := r.trustStore()
@@ -66,16 +77,18 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 		return host, false, err
 	}
 	host = pol.HostSettings(r.Git.MainRoot())
-	if host.Empty() {
+	if !host.ForFull() {
 		return host, false, nil
 	}
 	return host, false, store.Approve(r.Key(), host.Hash())
 }
 
 // CheckEnvPath refuses (exit 3) an env at path when the policy's
-// [worktree].root places it outside the main checkout's parent directory,
-// until `git apex trust` approves it: a policy from a clone must not
-// write wherever it likes. Where the path really leads is what counts: a
+// [worktree].root places it elsewhere than in the main checkout or in one
+// not hidden directory directly beside it (policy.BesideCheckout), until
+// `git apex trust` approves it: a policy from a clone must not write
+// wherever it likes (for a checkout in $HOME, ../.vim/pack/x/start would
+// be vim's plugins). Where the path really leads is what counts: a
 // committed symbolic link on the way (`envs -> ../../home/.vim`) counts
 // as written there, and a path that a link below the approved root
 // takes elsewhere, into the repository's git directory or onto the main
@@ -100,18 +113,19 @@ func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal bool) erro
 	}
 	host := pol.HostSettings(mainRoot)
 	if host.Root == "" {
-		if hostpath.Within(real, parent) {
+		free := hostpath.RealPath(pol.EnvRoot(checkout))
+		if hostpath.Within(real, checkout) || hostpath.Within(real, free) {
 			return nil
 		}
-		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s: remove the link from the checkout",
-			path, real, parent)
+		return exitcode.New(exitcode.Refused, "cannot start at %s: a symbolic link leads it to %s, outside %s and %s: remove the link from the checkout",
+			path, real, checkout, free)
 	}
 	trusted, _, err := r.Trusted(pol)
 	if err != nil {
 		return err
 	}
 	if !trusted {
-		return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments outside %s%s, which needs your approval: review the policy, then run `git apex trust`",
+		return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places environments elsewhere than in the main checkout or in one directory directly in %s whose name does not start with \".\"%s, which needs your approval: review the policy, then run `git apex trust`",
 			path, pol.Worktree.Root, pol.File, parent, linkNote(path, real))
 	}
 	approved := host.RootTarget

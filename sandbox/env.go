@@ -41,6 +41,10 @@ func BringBackEnv(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state
 	case b.To != "":
 		records = append(records, r.Store.Record(ctx, env, "synced", fmt.Sprintf("%s..%s from the container", repo.Short(b.From), repo.Short(b.To))))
 	}
+	if env.Metadata[state.NoAnswerKey] != "" { // it answered: the hooks may read it again
+		delete(env.Metadata, state.NoAnswerKey)
+		records = append(records, r.Store.Save(ctx, env, "synced", "its container answered again"))
+	}
 	return b, errors.Join(records...)
 }
 

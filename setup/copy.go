@@ -24,16 +24,18 @@ import (
 // settings); they are used only when trusted. Otherwise no match is
 // copied from a directory that a link takes out of the checkout, and
 // nothing is written through a link in the env: such a match is left
-// out with a warning. Nothing that exists in the env, a tracked file say,
-// is ever overwritten, and a glob that matches nothing is fine. It
-// returns the files and links it wrote (slash paths in the env).
-func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bool) ([]string, error) {
+// out with a warning. With contained (a full env, whose container gets
+// the copies) every glob is used only when trusted. Nothing that exists
+// in the env, a tracked file say, is ever overwritten, and a glob that
+// matches nothing is fine. It returns the files and links it wrote
+// (slash paths in the env).
+func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted, contained bool) ([]string, error) {
 	var written []string
 	mainRoot := r.Git.MainRoot()
 	checkout := hostpath.RealPath(mainRoot)
 	for _, glob := range globs {
 		leaves := slices.Contains(outside, glob)
-		if leaves && !trusted {
+		if (leaves || contained) && !trusted {
 			continue
 		}
 		pattern := glob

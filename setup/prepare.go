@@ -29,6 +29,9 @@ import (
 // place, marked in its metadata, and is returned.
 func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Policy, run Runner, give func(ctx context.Context, paths []string) error) error {
 	trusted, host, err := r.Trusted(pol)
+	if env.Contained() { // its container gets the copies: every glob needs approval
+		trusted, host, err = r.TrustedFull(pol)
+	}
 	if err != nil {
 		return err
 	}
@@ -36,7 +39,7 @@ func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Poli
 		r.WarnUntrusted(host)
 	}
 	if env.Mode != string(policy.Shared) {
-		written, err := copyFiles(r, env.Path, pol.Worktree.Copy, host.CopyOutside, trusted)
+		written, err := copyFiles(r, env.Path, pol.Worktree.Copy, host.CopyOutside, trusted, env.Contained())
 		if err == nil && give != nil && len(written) > 0 {
 			err = give(ctx, written)
 		}

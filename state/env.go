@@ -65,6 +65,11 @@ func (e *Env) Vars() []string {
 // PortKey is the metadata key of an env's port block: its first port.
 const PortKey = "port"
 
+// NoAnswerKey is the metadata key set when a full env's container did
+// not answer a git hook's read in time: the hooks do not read it again
+// until a command (exec, sync, remove) has read it.
+const NoAnswerKey = "hook_no_answer"
+
 // Contained reports whether a container writes in the env's worktree:
 // a full env's. git-apex then trusts nothing in it (see gitx.StatusOptions).
 func (e *Env) Contained() bool { return e.Mode == "full" }

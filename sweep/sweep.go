@@ -7,6 +7,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -39,6 +40,11 @@ type Options struct {
 	Only      []*state.Env  // look only at these live envs (the hooks' candidates); nil: all
 	DryRun    bool          // say what would be done, change nothing
 	Cwd       string        // the env holding this directory is kept
+	// ReadBudget, when set (the git hooks), is the most all reads of full
+	// envs' containers take together: an env whose container does not
+	// answer within what is left is kept, and marked (state.NoAnswerKey)
+	// so the hooks do not read it again until a command has.
+	ReadBudget time.Duration
 }
 
 // Item is what Run did, or would do, with one env.
@@ -92,6 +98,7 @@ func (sw *Sweeper) Run(ctx context.Context, opts Options) ([]Item, error) {
 	}
 	var items []Item
 	var present []*state.Env
+	readBy := time.Now().Add(opts.ReadBudget)
 	for _, e := range envs {
 		if e.Mode != string(policy.Shared) && !hostpath.Exists(e.Path) {
 			if err := listWorktrees(); err != nil {
@@ -148,7 +155,7 @@ func (sw *Sweeper) Run(ctx context.Context, opts Options) ([]Item, error) {
 			if err := listWorktrees(); err != nil {
 				return nil, err
 			}
-			sw.sweepOne(ctx, lk, &item, opts, item.Merged && pol.Worktree.DeleteMergedBranches, worktrees)
+			sw.sweepOne(ctx, lk, &item, opts, item.Merged && pol.Worktree.DeleteMergedBranches, worktrees, readBy)
 		}
 		items = append(items, item)
 	}
@@ -157,20 +164,46 @@ func (sw *Sweeper) Run(ctx context.Context, opts Options) ([]Item, error) {
 
 // sweepOne removes one chosen env, or records why it stays. A dry run
 // checks what would stop the removal without changing anything.
-func (sw *Sweeper) sweepOne(ctx context.Context, lk *gitx.Locked, item *Item, opts Options, deleteBranch bool, worktrees []gitx.Worktree) {
+func (sw *Sweeper) sweepOne(ctx context.Context, lk *gitx.Locked, item *Item, opts Options, deleteBranch bool, worktrees []gitx.Worktree, readBy time.Time) {
 	if opts.DryRun {
 		item.Kept = sw.wouldKeep(ctx, lk, item.Env, worktrees, opts.Cwd)
 		item.Removed = item.Kept == ""
 		return
 	}
-	res, err := sw.envs.RemoveLocked(ctx, lk, item.Env, isolation.RemoveOptions{Cwd: opts.Cwd, DeleteBranch: deleteBranch,
-		BranchMerged: item.Merged, Worktrees: worktrees})
+	env, within := item.Env, time.Duration(0)
+	if opts.ReadBudget > 0 {
+		within = time.Until(readBy)
+	}
+	const again = "the hooks do not read it again until `git apex exec`, `sync` or `remove` with it succeeds"
+	if opts.ReadBudget > 0 && env.Contained() {
+		switch {
+		case env.Metadata[state.NoAnswerKey] != "":
+			item.Kept = "its container did not answer an earlier hook: " + again
+			return
+		case within <= 0:
+			item.Kept = fmt.Sprintf("the hook's %v for reading containers is spent: `git apex gc --merged` removes it", opts.ReadBudget)
+			return
+		}
+	}
+	res, err := sw.envs.RemoveLocked(ctx, lk, env, isolation.RemoveOptions{Cwd: opts.Cwd, DeleteBranch: deleteBranch,
+		BranchMerged: item.Merged, Worktrees: worktrees, ReadWithin: within})
 	if err == nil {
 		item.Removed, item.BranchDeleted = true, res.BranchDeleted
 		return
 	}
-	item.Kept = strings.TrimPrefix(err.Error(), "cannot remove "+item.Env.Identity+": ")
-	if rerr := sw.r.Store.Record(ctx, item.Env, "skipped", fmt.Sprintf("%s, but kept: %s", item.Why, item.Kept)); rerr != nil {
+	item.Kept = strings.TrimPrefix(err.Error(), "cannot remove "+env.Identity+": ")
+	var rerr error
+	if errors.Is(err, isolation.ErrNoAnswer) { // marked, in the record the event goes with
+		item.Kept = fmt.Sprintf("its container did not answer within the hook's %v: %s", opts.ReadBudget, again)
+		if env.Metadata == nil {
+			env.Metadata = map[string]string{}
+		}
+		env.Metadata[state.NoAnswerKey] = sw.r.Store.Now().UTC().Format(time.RFC3339)
+		rerr = sw.r.Store.Save(ctx, env, "skipped", fmt.Sprintf("%s, but kept: %s", item.Why, item.Kept))
+	} else {
+		rerr = sw.r.Store.Record(ctx, env, "skipped", fmt.Sprintf("%s, but kept: %s", item.Why, item.Kept))
+	}
+	if rerr != nil {
 		item.Kept += "; " + rerr.Error()
 	}
 }
@@ -228,8 +261,13 @@ func (sw *Sweeper) Merged(ctx context.Context, cwd string, candidates []*state.E
 	if err != nil || !pol.Worktree.CleanupOnMerge {
 		return nil, err
 	}
-	return sw.Run(ctx, Options{Merged: true, Only: candidates, Cwd: cwd})
+	return sw.Run(ctx, Options{Merged: true, Only: candidates, Cwd: cwd, ReadBudget: hookReads})
 }
+
+// hookReads is the most the reads of full envs' containers take, all
+// together, in one hook run: a container that hangs holds git's command
+// up this long, once.
+const hookReads = 5 * time.Second
 
 // only is the envs of live that are still live among picked, as the
 // state has them now.

@@ -5,12 +5,15 @@
 // for ever on a named pipe no one writes, or reads a device without end;
 // so whatever plants one (a full env's container, say) could hold every
 // git command run in that worktree, and the repository lock and a `git
-// merge` with it. gitx watches every git command it runs in an env's
+// merge` with it. A regular one of them bigger than maxSize is a trap
+// too: git reads it whole (a sparse 2 GiB .gitignore took a list 21 s
+// and 2 GB of memory). gitx watches every git command it runs in an env's
 // worktree with Watch; heal refuses a worktree whose top holds one.
 package trap
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,6 +34,16 @@ var names = []string{".gitignore", ".gitattributes", ".gitmodules"}
 // symlink.
 const special = fs.ModeNamedPipe | fs.ModeSocket | fs.ModeDevice | fs.ModeCharDevice | fs.ModeIrregular
 
+// maxSize is the most a .gitignore, .gitattributes or .gitmodules may
+// hold before it counts as a trap.
+const maxSize = 1 << 20
+
+// trapped reports whether a file named as git's own, with info, is a
+// trap: special, or a regular file over maxSize.
+func trapped(info fs.FileInfo) bool {
+	return info.Mode()&special != 0 || info.Mode().IsRegular() && info.Size() > maxSize
+}
+
 // Wait is how long a git command in a worktree runs before Watch looks
 // there for traps: few take longer, and the look is one walk.
 const Wait = 2 * time.Second
@@ -42,7 +55,7 @@ const walkMax = 200000
 // lstat per name git opens there, cheap enough for every command.
 func AtTop(dir string) bool {
 	for _, name := range names {
-		if info, err := os.Lstat(filepath.Join(dir, name)); err == nil && info.Mode()&special != 0 {
+		if info, err := os.Lstat(filepath.Join(dir, name)); err == nil && trapped(info) {
 			return true
 		}
 	}
@@ -50,7 +63,8 @@ func AtTop(dir string) bool {
 }
 
 // Find walks the worktree at dir (up to walkMax entries, opening nothing
-// but directories) and returns the traps in it, as absolute paths.
+// but directories, and taking the size only of files with git's names)
+// and returns the traps in it, as absolute paths.
 func Find(dir string) []string {
 	var found []string
 	n := 0
@@ -61,12 +75,19 @@ func Find(dir string) []string {
 		if n++; n > walkMax {
 			return fs.SkipAll
 		}
+		own := slices.Contains(names, de.Name())
+		if de.Type().IsRegular() && own {
+			if info, err := de.Info(); err == nil && trapped(info) {
+				found = append(found, path)
+			}
+			return nil
+		}
 		if de.Type()&special == 0 {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)
 		parents := strings.Split(filepath.Dir(rel), string(filepath.Separator))
-		if slices.Contains(names, de.Name()) || slices.Contains(parents, ".git") {
+		if own || slices.Contains(parents, ".git") {
 			found = append(found, path)
 		}
 		return nil
@@ -88,6 +109,9 @@ func (e *Error) Error() string {
 	rel := make([]string, len(e.Traps))
 	for i, t := range e.Traps {
 		rel[i], _ = filepath.Rel(e.Dir, t)
+		if info, err := os.Lstat(t); err == nil && info.Mode().IsRegular() {
+			rel[i] += fmt.Sprintf(" of %d bytes, more than the %d git-apex lets git read", info.Size(), maxSize)
+		}
 	}
 	quoted := make([]string, len(e.Traps))
 	for i, t := range e.Traps {

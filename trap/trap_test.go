@@ -81,3 +81,33 @@ func TestErrorQuotesNames(t *testing.T) {
 		t.Fatalf("the message %q does not hold %q", msg, want)
 	}
 }
+
+// TestBig: a .gitignore-style file over 1 MiB is a trap, at the top and
+// below; one of 1 MiB, or a big file of another name, is not.
+func TestBig(t *testing.T) {
+	dir := t.TempDir()
+	for name, size := range map[string]int64{"doc/.gitignore": 2 << 30, ".gitmodules": maxSize, "data.bin": 2 << 30} {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(path, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if AtTop(dir) {
+		t.Error("a .gitmodules of 1 MiB at the top is a trap")
+	}
+	if got := Find(dir); !slices.Equal(got, []string{filepath.Join(dir, "doc", ".gitignore")}) {
+		t.Errorf("Find = %v, want doc/.gitignore", got)
+	}
+	if err := os.Truncate(filepath.Join(dir, ".gitmodules"), maxSize+1); err != nil {
+		t.Fatal(err)
+	}
+	if !AtTop(dir) {
+		t.Error("a .gitmodules over 1 MiB at the top is no trap")
+	}
+}

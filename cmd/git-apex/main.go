@@ -26,7 +26,7 @@ func run(args []string) int {
 	if err == nil {
 		return exitcode.OK
 	}
-	if msg := err.Error(); msg != "" {
+	if msg := cmdline.Failure(ctx, err); msg != "" {
 		fmt.Fprintf(os.Stderr, "git-apex: %s\n", msg)
 	}
 	if ctx.Err() != nil {

@@ -38,7 +38,7 @@ func trustCommand() *cli.Command {
 					note(c, "withdrew the approval of this repository's policy")
 				case c.Bool("revoke"):
 					note(c, "this repository's policy had no approval")
-				case host.Empty():
+				case !host.ForFull():
 					note(c, "the policy runs nothing on the host and exposes nothing from it: nothing to approve")
 				default:
 					note(c, "approved for this repository:\n  %s", strings.Join(host.Lines(), "\n  "))
