@@ -100,7 +100,7 @@ func (s *server) finishWorktree(w http.ResponseWriter, r *http.Request) {
 		if s.runs.running(root, identity) {
 			return nil, exitcode.New(exitcode.Refused, "commands are running in %s: wait for them, or DELETE it with ?force=true", identity)
 		}
-		return svc.Finish(r.Context(), identity, body.Failed, "")
+		return svc.Finish(r.Context(), identity, body.Failed, service.EndOptions{})
 	})
 }
 

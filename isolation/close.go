@@ -17,10 +17,16 @@ type Ending struct {
 	Preserved   string        // when kept: why
 }
 
+// EndOptions are what close and finish take from their caller.
+type EndOptions struct {
+	Cwd  string // the caller's directory: the env holding it is kept
+	Kill bool   // end the processes that use the env rather than keep it
+}
+
 // CloseIdentity ends an identity: a link is dropped, an env's own identity is
 // marked closed. When no identity still uses the env, it is removed if
 // that is safe, else kept as preserved with the reason.
-func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string) (*Ending, error) {
+func (m *Manager) CloseIdentity(ctx context.Context, identity string, opts EndOptions) (*Ending, error) {
 	lk, env, link, err := m.r.LockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
@@ -39,7 +45,7 @@ func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string) (*End
 	if err != nil || len(users) > 0 {
 		return &Ending{Env: env, StillUsedBy: users}, err
 	}
-	return m.end(ctx, lk, env, cwd, "closed")
+	return m.end(ctx, lk, env, opts, "closed")
 }
 
 // users lists the open identities that use an env.
@@ -58,8 +64,8 @@ func (m *Manager) users(ctx context.Context, env *state.Env) ([]string, error) {
 // end removes an env nobody uses any more, without force. When the
 // removal is refused or fails, the env is kept as preserved with the
 // reason, a warning, and a "skipped" event.
-func (m *Manager) end(ctx context.Context, lk *gitx.Locked, env *state.Env, cwd, outcome string) (*Ending, error) {
-	res, err := m.RemoveLocked(ctx, lk, env, RemoveOptions{Cwd: cwd})
+func (m *Manager) end(ctx context.Context, lk *gitx.Locked, env *state.Env, opts EndOptions, outcome string) (*Ending, error) {
+	res, err := m.RemoveLocked(ctx, lk, env, RemoveOptions{Cwd: opts.Cwd, Kill: opts.Kill})
 	if err == nil {
 		return &Ending{Env: env, Removed: res}, nil
 	}

@@ -7,7 +7,7 @@ import "context"
 // preserved when [worktree].preserve_on_failure is on, else removes it.
 // A removal that is refused or fails does not make Finish fail: the env
 // is kept as preserved with the reason, and a warning says so.
-func (m *Manager) Finish(ctx context.Context, identity string, failed bool, cwd string) (*Ending, error) {
+func (m *Manager) Finish(ctx context.Context, identity string, failed bool, opts EndOptions) (*Ending, error) {
 	pol, err := m.r.Policy()
 	if err != nil {
 		return nil, err
@@ -27,5 +27,5 @@ func (m *Manager) Finish(ctx context.Context, identity string, failed bool, cwd 
 	if failed {
 		outcome = "finished with failure"
 	}
-	return m.end(ctx, lk, env, cwd, outcome)
+	return m.end(ctx, lk, env, opts, outcome)
 }

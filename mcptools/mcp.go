@@ -205,7 +205,9 @@ type FinishInput struct {
 }
 
 func (t *tools) finish(ctx context.Context, _ *mcp.CallToolRequest, in FinishInput) (*mcp.CallToolResult, *service.Ending, error) {
-	return with(ctx, t, func(s *service.Service) (*service.Ending, error) { return s.Finish(ctx, in.Identity, in.Failed, "") })
+	return with(ctx, t, func(s *service.Service) (*service.Ending, error) {
+		return s.Finish(ctx, in.Identity, in.Failed, service.EndOptions{})
+	})
 }
 
 // LinkInput is the link tool's input.

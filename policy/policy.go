@@ -56,6 +56,7 @@ type Policy struct {
 	Pool      Pool                `toml:"pool"`
 	Requests  Requests            `toml:"requests"`
 	Batch     Batch               `toml:"batch"`
+	Remove    Remove              `toml:"remove"`
 
 	// File is where the policy was read from; "" for the built-in defaults.
 	File string `toml:"-"`
@@ -138,6 +139,13 @@ type Batch struct {
 	Engines []string `toml:"engines"`
 }
 
+// Remove is the [remove] table.
+type Remove struct {
+	// KillGrace is how long the processes a removal with --kill ends
+	// have between SIGTERM and SIGKILL.
+	KillGrace Duration `toml:"kill_grace"`
+}
+
 // Hosts are the kinds of host to look for requests on, in order.
 func (r Requests) Hosts() []string {
 	if r.Host == "auto" {
@@ -174,6 +182,7 @@ func Default() *Policy {
 		Container: Container{Network: "bridge", User: "host", Shell: "/bin/sh", ConnectTimeout: Duration(20 * time.Second), Transfer: "auto",
 			MaxTransfer: 1 << 30, ExchangeTimeout: Duration(5 * time.Minute)},
 		Requests: Requests{Host: "auto"},
+		Remove:   Remove{KillGrace: Duration(5 * time.Second)},
 	}
 }
 

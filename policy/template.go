@@ -109,6 +109,11 @@ host = "auto"
 # The remote to fetch it from; unset: origin, else the only remote.
 # remote = "upstream"
 
+[remove]
+# How long processes still running in an environment that "remove --kill"
+# ends have between SIGTERM and SIGKILL.
+kill_grace = "5s"
+
 [batch]
 # Docker contexts to spread "git apex batch" over (each runs -j tasks).
 # engines = ["builder-1", "builder-2"]

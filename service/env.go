@@ -29,6 +29,16 @@ type Env struct {
 	Links       *[]Link           `json:"links,omitempty"`  // list and get
 	Git         *Git              `json:"git,omitempty"`    // list and get, live envs
 	Reused      *bool             `json:"reused,omitempty"` // start
+	// Processes are those working in a live env's worktree (list and
+	// get): its removal refuses, or ends them with --kill.
+	Processes []Process `json:"processes,omitempty"`
+}
+
+// Process is a process on this machine that works in an env: its
+// directory, its root or an open file is in the worktree.
+type Process struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command"` // its command name
 }
 
 // Git is what git says of a live env.
@@ -91,6 +101,9 @@ func listedEnv(l isolation.Listed) Env {
 			g.Ahead, g.Behind = &l.Ahead, &l.Behind
 		}
 		v.Git = g
+	}
+	for _, p := range l.Users {
+		v.Processes = append(v.Processes, Process{PID: p.PID, Command: p.Command})
 	}
 	return v
 }

@@ -14,8 +14,8 @@ func closeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "close",
 		Usage:     "end a work item: drop its identity, and remove its environment once nothing uses it",
-		UsageText: "git apex close [--json] <identity>",
-		Flags:     []cli.Flag{jsonFlag},
+		UsageText: "git apex close [--kill] [--json] <identity>",
+		Flags:     []cli.Flag{killFlag, jsonFlag},
 		Description: "An environment that no identity uses any more is removed when that is safe; " +
 			"one with uncommitted work is kept as preserved, with the reason.",
 		Action: func(c *cli.Context) error {
@@ -25,7 +25,7 @@ func closeCommand() *cli.Command {
 			}
 			cwd, _ := os.Getwd()
 			return withService(c, func(s *service.Service) error {
-				end, err := s.Close(c.Context, args[0], cwd)
+				end, err := s.Close(c.Context, args[0], service.EndOptions{Cwd: cwd, Kill: c.Bool("kill")})
 				if err != nil {
 					return err
 				}
@@ -43,12 +43,13 @@ func finishCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "finish",
 		Usage:     "end an environment's lifecycle: clean up on success, keep it on failure",
-		UsageText: "git apex finish [--failed] [--json] <identity>",
+		UsageText: "git apex finish [--failed] [--kill] [--json] <identity>",
 		Description: "On success the environment is removed when [worktree].cleanup_on_complete (default true). " +
 			"With --failed it is kept as preserved, and its path printed, when [worktree].preserve_on_failure (default true). " +
 			"A cleanup that is refused or fails only warns: finish still succeeds.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "failed", Usage: "the work failed: keep the environment for inspection"},
+			killFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -58,7 +59,7 @@ func finishCommand() *cli.Command {
 			}
 			cwd, _ := os.Getwd()
 			return withService(c, func(s *service.Service) error {
-				end, err := s.Finish(c.Context, args[0], c.Bool("failed"), cwd)
+				end, err := s.Finish(c.Context, args[0], c.Bool("failed"), service.EndOptions{Cwd: cwd, Kill: c.Bool("kill")})
 				if err != nil {
 					return err
 				}
@@ -67,6 +68,9 @@ func finishCommand() *cli.Command {
 		},
 	}
 }
+
+// killFlag is the --kill of remove, close, finish and gc.
+var killFlag = &cli.BoolFlag{Name: "kill", Usage: "end the processes that still use the environment (SIGTERM, then SIGKILL after [remove].kill_grace) rather than keep it"}
 
 // reportEnding says what close or finish did; a kept env's path goes to
 // stdout, for inspection (with --json, the ending).
