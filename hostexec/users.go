@@ -35,9 +35,9 @@ func Describe(procs []Process) string {
 }
 
 // Users finds, in one pass over the processes of this machine, those
-// that use each of dirs (real paths, every link resolved): their working
+// that use each of dirs (reached through links or not): their working
 // directory, their root or an open file is the directory or below it.
-// The answer maps each dir that has users to them, by PID. Left out are
+// The answer maps each of dirs, as given, that has users to them, by PID. Left out are
 // git-apex itself, the processes that started it (the caller's own
 // directory is the caller's rule), the processes it started (git, the
 // policy's hooks), processes this user may not inspect, and processes in
@@ -47,18 +47,24 @@ func Users(dirs []string) map[string][]Process {
 	if len(dirs) == 0 {
 		return nil
 	}
-	found := users(dirs)
-	for _, procs := range found {
-		sort.Slice(procs, func(i, j int) bool { return procs[i].PID < procs[j].PID })
+	real := make([]string, len(dirs))
+	for i, d := range dirs {
+		real[i] = hostpath.RealPath(d)
 	}
-	return found
+	found := users(real)
+	byDir := map[string][]Process{}
+	for i, d := range dirs {
+		procs := found[real[i]]
+		sort.Slice(procs, func(i, j int) bool { return procs[i].PID < procs[j].PID })
+		if len(procs) > 0 {
+			byDir[d] = procs
+		}
+	}
+	return byDir
 }
 
-// UsersOf is Users of one directory, which may be reached through links.
-func UsersOf(dir string) []Process {
-	real := hostpath.RealPath(dir)
-	return Users([]string{real})[real]
-}
+// UsersOf is Users of one directory.
+func UsersOf(dir string) []Process { return Users([]string{dir})[dir] }
 
 // within reports whether path is dir or below it; both are clean and
 // absolute.

@@ -10,8 +10,6 @@ import (
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
-	"github.com/git-apex/git-apex/hostexec"
-	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/merged"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
@@ -32,9 +30,6 @@ type Listed struct {
 	// missing, ...; "unknown" when no runtime answers.
 	Container string
 	Problem   string // what could not be read
-	// Users are the processes on this machine working in its worktree
-	// (hostexec.Users): removing it would refuse, or end them.
-	Users []hostexec.Process
 }
 
 // List returns the envs with their links, oldest first, after healing
@@ -120,10 +115,6 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 	more := m.r.Personal(ctx).StatusFiles
 	var g errgroup.Group
 	g.SetLimit(2 * runtime.NumCPU())
-	g.Go(func() error { // one pass over the processes for every env
-		processesOf(listed)
-		return nil
-	})
 	for i := range listed {
 		l := &listed[i]
 		if !l.Env.Live() {
@@ -151,25 +142,6 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 		cleanstat.In(m.r.Git.ApexDir()).Prune(liveIDs)
 	}
 	return err
-}
-
-// processesOf fills in the processes that use each live env's worktree, with
-// one scan of the processes for all of them.
-func processesOf(listed []Listed) {
-	var dirs []string
-	real := make([]string, len(listed))
-	for i, l := range listed {
-		if l.Env.Live() && l.Env.Mode != string(policy.Shared) {
-			real[i] = hostpath.RealPath(l.Env.Path)
-			dirs = append(dirs, real[i])
-		}
-	}
-	found := hostexec.Users(dirs)
-	for i := range listed {
-		if real[i] != "" {
-			listed[i].Users = found[real[i]]
-		}
-	}
 }
 
 // status fills in l's uncommitted work and ahead/behind from git status,

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -167,7 +166,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	detail := fmt.Sprintf("%s at %s", env.Mode, env.Path)
 	if len(users) > 0 {
-		if err := m.endUsers(users); err != nil {
+		if err := hostexec.End(users, m.r.KillGrace()); err != nil {
 			return nil, refuse("%v", err)
 		}
 		m.r.Notef("%s: ended %s", identity, hostexec.Describe(users))
@@ -204,17 +203,6 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	return res, nil
-}
-
-// endUsers ends the processes that use a worktree being removed: SIGTERM,
-// then SIGKILL after [remove].kill_grace (its default when the policy
-// cannot be read: a forced removal goes on without it).
-func (m *Manager) endUsers(users []hostexec.Process) error {
-	grace := policy.Default().Remove.KillGrace
-	if pol, err := m.r.Policy(); err == nil {
-		grace = pol.Remove.KillGrace
-	}
-	return hostexec.End(users, time.Duration(grace))
 }
 
 // checkBranchHeld fails when the env's branch has commits that neither

@@ -146,6 +146,17 @@ func (r *Repo) Warnf(format string, args ...any) {
 	fmt.Fprintf(r.opts.Stderr, "warning: "+format+"\n", args...)
 }
 
+// KillGrace is how long the processes ended for a removal have between
+// SIGTERM and SIGKILL: [remove].kill_grace, or its default while the
+// policy cannot be read (a forced removal goes on without it).
+func (r *Repo) KillGrace() time.Duration {
+	pol, err := r.Policy()
+	if err != nil {
+		pol = policy.Default()
+	}
+	return time.Duration(pol.Remove.KillGrace)
+}
+
 // Notef prints a note on stderr.
 func (r *Repo) Notef(format string, args ...any) {
 	fmt.Fprintf(r.opts.Stderr, format+"\n", args...)

@@ -3,7 +3,9 @@ package service
 import (
 	"time"
 
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -61,6 +63,26 @@ type Link struct {
 	Kind  string `json:"kind"` // "link" or "parent"
 }
 
+// withProcesses fills in the processes working in each live env's
+// worktree, with one pass over the machine's processes for all of them.
+func withProcesses(envs []Env) {
+	var dirs []string
+	for _, e := range envs {
+		if e.Git != nil && e.Mode != string(policy.Shared) {
+			dirs = append(dirs, e.Path)
+		}
+	}
+	found := hostexec.Users(dirs)
+	for i, e := range envs {
+		if e.Git == nil || e.Mode == string(policy.Shared) {
+			continue // a destroyed env's path may be a live one's now; a shared one's is the main checkout
+		}
+		for _, p := range found[e.Path] {
+			envs[i].Processes = append(envs[i].Processes, Process{PID: p.PID, Command: p.Command})
+		}
+	}
+}
+
 // envOf is the view of a recorded env.
 func envOf(e *state.Env) Env {
 	meta := e.Metadata
@@ -102,8 +124,6 @@ func listedEnv(l isolation.Listed) Env {
 		}
 		v.Git = g
 	}
-	for _, p := range l.Users {
-		v.Processes = append(v.Processes, Process{PID: p.PID, Command: p.Command})
-	}
+
 	return v
 }

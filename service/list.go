@@ -34,6 +34,7 @@ func (s *Service) List(ctx context.Context, status string) ([]Env, error) {
 			envs = append(envs, listedEnv(l))
 		}
 	}
+	withProcesses(envs)
 	return envs, nil
 }
 
@@ -44,8 +45,9 @@ func (s *Service) Get(ctx context.Context, identity string) (*Env, error) {
 	if err != nil {
 		return nil, identityError(err)
 	}
-	env := listedEnv(l)
-	return &env, nil
+	env := []Env{listedEnv(l)}
+	withProcesses(env)
+	return &env[0], nil
 }
 
 // Find returns the env an identity names as it is recorded, without

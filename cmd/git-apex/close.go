@@ -15,7 +15,7 @@ func closeCommand() *cli.Command {
 		Name:      "close",
 		Usage:     "end a work item: drop its identity, and remove its environment once nothing uses it",
 		UsageText: "git apex close [--kill] [--json] <identity>",
-		Flags:     []cli.Flag{killFlag, jsonFlag},
+		Flags:     []cli.Flag{cmdline.KillFlag, jsonFlag},
 		Description: "An environment that no identity uses any more is removed when that is safe; " +
 			"one with uncommitted work is kept as preserved, with the reason.",
 		Action: func(c *cli.Context) error {
@@ -49,7 +49,7 @@ func finishCommand() *cli.Command {
 			"A cleanup that is refused or fails only warns: finish still succeeds.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "failed", Usage: "the work failed: keep the environment for inspection"},
-			killFlag,
+			cmdline.KillFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -68,9 +68,6 @@ func finishCommand() *cli.Command {
 		},
 	}
 }
-
-// killFlag is the --kill of remove, close, finish and gc.
-var killFlag = &cli.BoolFlag{Name: "kill", Usage: "end the processes that still use the environment (SIGTERM, then SIGKILL after [remove].kill_grace) rather than keep it"}
 
 // reportEnding says what close or finish did; a kept env's path goes to
 // stdout, for inspection (with --json, the ending).

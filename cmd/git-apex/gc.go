@@ -28,7 +28,7 @@ func gcCommand() *cli.Command {
 			&cli.BoolFlag{Name: "orphans", Usage: "find what git and git-apex disagree on"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be done; change nothing"},
 			&cli.BoolFlag{Name: "force", Usage: "with --orphans, adopt unknown worktrees"},
-			killFlag,
+			cmdline.KillFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
 		},
 		Action: func(c *cli.Context) error {

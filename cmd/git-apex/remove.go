@@ -17,14 +17,13 @@ func removeCommand() *cli.Command {
 		UsageText: "git apex remove [--force] [--delete-branch] [--kill] [--json] <identity>",
 		Description: "Refuses (exit 3, changing nothing) when the worktree has modified, staged or untracked files, " +
 			"a detached HEAD with commits no branch or remote holds, or holds your current directory; --force removes anyway. " +
-			"It refuses too while a process works in it (its directory, root or an open file there), naming each; " +
-			"--kill ends them first (SIGTERM, then SIGKILL after [remove].kill_grace). " +
+			"It refuses too while a process works in it, naming each; --kill ends them first (SIGTERM, then SIGKILL later). " +
 			"The branch is kept unless --delete-branch, which refuses when the branch has commits found in no other branch " +
 			"or remote, unless --force. A shared environment is only marked destroyed.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "discard uncommitted work and commits held nowhere else"},
 			&cli.BoolFlag{Name: "delete-branch", Usage: "delete the environment's branch too"},
-			killFlag,
+			cmdline.KillFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
