@@ -696,3 +696,27 @@ func TestCloneIsServed(t *testing.T) {
 	}
 	s.want(http.StatusOK, "DELETE", "/api/developer/worktrees/feature-cloned", nil, nil)
 }
+
+// TestStrictPolicyHolds: an agent asking the API for a weaker isolation
+// than a strict policy's full is refused (400, field isolation, exit 2)
+// naming the policy, and nothing is made.
+func TestStrictPolicyHolds(t *testing.T) {
+	s := startServer(t)
+	policyFile := filepath.Join(s.repo, ".apex.toml")
+	if err := os.WriteFile(policyFile, []byte("[isolation]\ndefault = \"full\"\nstrict = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"worktree", "shared"} {
+		var e apiError
+		s.want(http.StatusBadRequest, "POST", "/api/developer/workflows", map[string]any{"id": "feature-escape", "isolation": mode}, &e)
+		if e.Error.Field != "isolation" || e.Error.Code != 2 || !strings.Contains(e.Error.Message, "cannot start in "+mode+" isolation: the policy ("+policyFile+") asks for full with [isolation].strict = true") {
+			t.Errorf("isolation %s under a strict full policy: %+v", mode, e)
+		}
+	}
+	if out, err := s.apex("list", "--all", "--json"); err != nil || strings.TrimSpace(out) != "[]" {
+		t.Errorf("something was made: %s %v", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(s.repo), filepath.Base(s.repo)+".worktrees")); !os.IsNotExist(err) {
+		t.Errorf("a worktree directory was made: %v", err)
+	}
+}

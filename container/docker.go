@@ -96,7 +96,8 @@ type ExecSpec struct {
 	User    string
 	Env     []string
 	// TTY gives the command a terminal; when Stdin is a terminal (an
-	// *os.File), it has that terminal's size and follows its changes.
+	// *os.File), that terminal is raw while Exec relays it (and only
+	// then), and the command has its size and follows its changes.
 	TTY            bool
 	Stdin          io.Reader // nil: no input
 	Stdout, Stderr io.Writer
@@ -249,6 +250,16 @@ func (d *dockerRuntime) CopyTo(ctx context.Context, id, dir string, content io.R
 
 func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, error) {
 	terminal, size := terminalOf(s)
+	if terminal != nil {
+		// Keys reach the command as typed while the terminal is relayed
+		// (from before the command starts), and only then: it is restored
+		// before Exec returns.
+		old, err := term.MakeRaw(int(terminal.Fd()))
+		if err != nil {
+			return -1, err
+		}
+		defer term.Restore(int(terminal.Fd()), old)
+	}
 	created, err := d.cli.ExecCreate(ctx, id, client.ExecCreateOptions{
 		Cmd: s.Cmd, WorkingDir: s.WorkDir, User: s.User, Env: s.Env, TTY: s.TTY,
 		AttachStdin: s.Stdin != nil, AttachStdout: true, AttachStderr: true, ConsoleSize: size,
@@ -303,17 +314,15 @@ func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, e
 	return info.ExitCode, nil
 }
 
-// terminalOf is the terminal an exec with a TTY follows the size of (its
-// input, when that is a terminal) and that size now; nil when none.
+// terminalOf is the terminal an exec with a TTY relays (its input, when
+// that is a terminal) and that terminal's size now (zero when it has
+// none); nil when none.
 func terminalOf(s ExecSpec) (*os.File, client.ConsoleSize) {
 	f, ok := s.Stdin.(*os.File)
 	if !s.TTY || !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil, client.ConsoleSize{}
 	}
-	size, ok := sizeOf(f)
-	if !ok {
-		return nil, client.ConsoleSize{}
-	}
+	size, _ := sizeOf(f)
 	return f, size
 }
 

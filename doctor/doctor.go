@@ -8,6 +8,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -51,6 +52,9 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	add := func(check, status, format string, args ...any) {
 		out = append(out, Finding{Check: check, Status: status, Detail: fmt.Sprintf(format, args...)})
 	}
+	if err := d.r.Store.Check(ctx); err != nil {
+		return nil, err // damage, which the caller reports (or moves aside)
+	}
 	version, err := d.r.Store.Version(ctx)
 	if err != nil {
 		return nil, err
@@ -82,10 +86,14 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	}
 	defer lk.Unlock()
 	recovered, err := d.recoverCrashes(ctx, lk, fix)
+	out = append(out, recovered...)
+	if errors.Is(err, errWorktreesUnreadable) {
+		add("worktrees", "problem", "%v", err)
+		return out, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, recovered...)
 	worktrees, envs, err := d.r.Snapshot(ctx, lk)
 	if err != nil {
 		return nil, err
@@ -104,6 +112,8 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 			}
 		case drift.Kind == heal.Gitfile:
 			add(e.Identity, "problem", "%s; git-apex runs no git there until `git apex doctor --fix` restores it", drift.Describe(e))
+		case drift.Kind == heal.Trapped:
+			add(e.Identity, "problem", "%s; git-apex runs no git there until then", drift.Describe(e))
 		case fix && drift.Kind != heal.Stranger:
 			detail := drift.Describe(e)
 			if err := heal.Repair(ctx, d.r, lk, e, drift); err != nil {

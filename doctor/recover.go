@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,6 +53,16 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 	// git's lock files first: the repairs below run git.
 	for _, lock := range staleGitLocks(d.r.Git.CommonDir) {
 		clear("git lock", lock+" is held by no process: a killed git left it", func() error { return os.Remove(lock) })
+	}
+	// Then the registrations a killed `git worktree add` left half written,
+	// on which every git worktree command fails.
+	half := halfWrittenRegistrations(d.r.Git.CommonDir)
+	for _, admin := range half {
+		clear("worktree registration "+filepath.Base(admin), "git's registration of a worktree whose `git worktree add` was killed while writing it ("+admin+")",
+			func() error { return os.RemoveAll(admin) })
+	}
+	if len(half) > 0 && !fix {
+		return out, errWorktreesUnreadable
 	}
 	// An intent half written: its process was killed before it changed
 	// anything (intents are written under the lock this holds).
@@ -256,6 +267,39 @@ func (d *Doctor) orphanSandboxes(ctx context.Context, envs []*state.Env) []strin
 		out = append(out, filepath.Join(sandbox.Root(d.r), e.Name()))
 	}
 	return out
+}
+
+// errWorktreesUnreadable stops doctor's checks at the registrations a
+// killed `git worktree add` left half written: until they are cleared git
+// lists no worktree, and every later check needs that list.
+var errWorktreesUnreadable = errors.New("git cannot list the worktrees until doctor --fix clears the registrations above")
+
+// halfWrittenRegistrations lists the directories under the common dir's
+// worktrees/ that a `git worktree add` killed mid-way left: still locked
+// as "initializing", with its commondir or gitdir file empty (git opens
+// each with O_TRUNC, then writes it). git cannot read such a
+// registration, so every `git worktree` command fails ("failed to read
+// worktrees/<name>/commondir"), `prune` included; it holds nothing but
+// what git was writing (HEAD and the index come after).
+func halfWrittenRegistrations(commonDir string) []string {
+	entries, err := os.ReadDir(filepath.Join(commonDir, "worktrees"))
+	if err != nil {
+		return nil
+	}
+	var half []string
+	for _, e := range entries {
+		admin := filepath.Join(commonDir, "worktrees", e.Name())
+		if lock, err := os.ReadFile(filepath.Join(admin, "locked")); err != nil || strings.TrimSpace(string(lock)) != "initializing" {
+			continue
+		}
+		for _, name := range []string{"commondir", "gitdir"} {
+			if info, err := os.Lstat(filepath.Join(admin, name)); err == nil && info.Mode().IsRegular() && info.Size() == 0 {
+				half = append(half, admin)
+				break
+			}
+		}
+	}
+	return half
 }
 
 // staleGitLocks lists git's lock files in the common dir (its own, and

@@ -28,7 +28,7 @@ import (
 type Request struct {
 	Identity string
 	Cmd      []string // nil: an interactive shell
-	TTY      bool     // give it a terminal (the caller's must be in raw mode)
+	TTY      bool     // give a full env's command a terminal, relaying Stdin's (raw while it runs)
 	Stdin    io.Reader
 	Stdout   io.Writer
 	Stderr   io.Writer

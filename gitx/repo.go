@@ -23,6 +23,7 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/trap"
 )
 
 // Repo is an opened repository, seen from one of its working trees.
@@ -139,7 +140,8 @@ func run(ctx context.Context, c command) (string, error) {
 	if c.inEnv {
 		args = append(args, envConfig...)
 	}
-	cmd := exec.CommandContext(ctx, "git", append(args, c.args...)...)
+	watched, trapped := trap.Watch(ctx, c.dir, c.inEnv) // in an env's worktree, no trap may hold git
+	cmd := exec.CommandContext(watched, "git", append(args, c.args...)...)
 	// Interrupted, git gets SIGTERM, so it removes its lock files; a hook
 	// it started may still hold its output open, so stop waiting after a
 	// while (then it is killed).
@@ -163,8 +165,8 @@ func run(ctx context.Context, c command) (string, error) {
 		}
 	}
 	err := cmd.Run()
-	if err == nil {
-		return stdout.String(), nil
+	if terr := trapped(); terr != nil || err == nil {
+		return stdout.String(), terr
 	}
 	if ctx.Err() != nil {
 		return stdout.String(), ctx.Err()

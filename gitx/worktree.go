@@ -183,14 +183,12 @@ func (l *Locked) AddWorktree(ctx context.Context, path, branch string, newBranch
 	return err
 }
 
-// RemoveWorktree runs `git worktree remove`; force discards changes.
-// A path whose directory is already gone only loses its registration.
-func (l *Locked) RemoveWorktree(ctx context.Context, path string, force bool) error {
-	args := []string{"worktree", "remove"}
-	if force {
-		args = append(args, "--force")
-	}
-	_, err := l.runIn(ctx, l.CommonDir, append(args, path)...)
+// RemoveWorktree runs `git worktree remove --force`: whatever the
+// worktree holds goes (callers check first that nothing would be lost:
+// git's own check is a git status no trap.Watch could stop). A path
+// whose directory is already gone only loses its registration.
+func (l *Locked) RemoveWorktree(ctx context.Context, path string) error {
+	_, err := l.runIn(ctx, l.CommonDir, "worktree", "remove", "--force", path)
 	return err
 }
 

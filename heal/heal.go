@@ -16,6 +16,7 @@ import (
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trap"
 )
 
 // Drift kinds: how an env's record and git disagree.
@@ -26,6 +27,7 @@ const (
 	Gone     = "gone"     // its directory was deleted
 	Stranger = "stranger" // its directory is there but no longer a git worktree
 	Gitfile  = "gitfile"  // its .git file points away from its git directory
+	Trapped  = "trapped"  // its worktree holds special files where git opens its own (package trap)
 )
 
 // Drift is what Diagnose found for one env.
@@ -35,7 +37,7 @@ type Drift struct {
 	Found    bool          // Worktree is set
 	branch   string        // switched: the branch it is on now
 	path     string        // moved: where it is now
-	problem  string        // gitfile: what is wrong with it
+	problem  string        // gitfile, trapped: what is wrong with it
 }
 
 // Diagnose compares a live env with git's worktrees, changing nothing.
@@ -47,6 +49,9 @@ func Diagnose(r *repo.Repo, env *state.Env, worktrees []gitx.Worktree) Drift {
 	if found && !wt.Prunable {
 		if problem := r.Git.GitfileProblem(wt.Path); problem != "" {
 			return Drift{Kind: Gitfile, Worktree: wt, Found: true, problem: problem}
+		}
+		if trap.AtTop(wt.Path) {
+			return Drift{Kind: Trapped, Worktree: wt, Found: true, problem: trap.In(wt.Path).Error()}
 		}
 		if env.Branch != "" && wt.Branch != "" && wt.Branch != env.Branch {
 			return Drift{Kind: Switched, Worktree: wt, Found: true, branch: wt.Branch}
@@ -73,7 +78,7 @@ func (d Drift) Describe(env *state.Env) string {
 		return "its worktree " + env.Path + " was deleted by hand"
 	case Stranger:
 		return env.Path + " is no longer a git worktree"
-	case Gitfile:
+	case Gitfile, Trapped:
 		return d.problem
 	}
 	return ""
@@ -94,12 +99,16 @@ func LockReason(wt gitx.Worktree) string {
 // lk is not nil). A directory that is no longer a worktree, and a .git
 // file that points away from the worktree's git directory, are left
 // alone: One then fails with exit 3, since no git command may run there
-// (`git apex doctor --fix` restores such a .git file). It returns the
+// (`git apex doctor --fix` restores such a .git file); so is a worktree
+// whose top holds a special file where git opens its own (.gitignore, say). It returns the
 // env's worktree when it has one.
 func One(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, worktrees []gitx.Worktree) (gitx.Worktree, bool, error) {
 	d := Diagnose(r, env, worktrees)
-	if d.Kind == Gitfile {
+	switch d.Kind {
+	case Gitfile:
 		return gitx.Worktree{}, false, GitfileRefusal(env, d.problem)
+	case Trapped:
+		return gitx.Worktree{}, false, exitcode.New(exitcode.Refused, "refusing to run git in %s: %s", env.Identity, d.problem)
 	}
 	if err := Repair(ctx, r, lk, env, d); err != nil {
 		return gitx.Worktree{}, false, err
@@ -136,7 +145,7 @@ func Repair(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, 
 		r.Notef("%s: %s; marked destroyed%s", env.Identity, what, droppedNote(dropped))
 		if d.Found && lk != nil {
 			// Only the registration is left; removing it frees the branch.
-			if err := lk.RemoveWorktree(ctx, d.Worktree.Path, false); err != nil {
+			if err := lk.RemoveWorktree(ctx, d.Worktree.Path); err != nil {
 				r.Warnf("cannot unregister the missing worktree %s: %v", d.Worktree.Path, err)
 			}
 		}

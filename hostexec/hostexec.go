@@ -5,7 +5,10 @@
 //
 //   - a command runs in a process group of its own, so that stopping it
 //     stops what it started too, unless it is Foreground (an interactive
-//     command that must stay in the terminal's foreground group);
+//     command that must stay in the terminal's foreground group: the
+//     terminal's own signals, Ctrl-C, Ctrl-\, Ctrl-Z and a change of
+//     size, reach it as they would without git-apex, which waits for it
+//     and never ends it for a key typed there);
 //   - at its timeout or when ctx ends it gets Stop (SIGTERM by default;
 //     the whole group unless Foreground), then SIGKILL after Grace;
 //   - its exit status is its exit code, 128+n when signal n ended it, and
@@ -38,6 +41,8 @@ type Command struct {
 	Grace          time.Duration  // between Stop and SIGKILL; 0: DefaultGrace
 	// Foreground keeps the command in git-apex's own process group, as an
 	// interactive command on a terminal needs; Stop then goes to it alone.
+	// While it runs in the terminal's foreground, git-apex ignores the
+	// SIGINT and SIGQUIT the terminal sends (see SignalContext).
 	Foreground bool
 }
 
@@ -59,6 +64,9 @@ func Run(ctx context.Context, c Command) (int, error) {
 	}
 	if err := cmd.Start(); err != nil {
 		return -1, err
+	}
+	if c.Foreground {
+		defer holdTerminal()()
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

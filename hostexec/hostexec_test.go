@@ -84,3 +84,17 @@ func TestStopThenKill(t *testing.T) {
 		t.Fatalf("Run = %d, %v; want 137 and Canceled", code, err)
 	}
 }
+
+// TestSignalContext sends this process SIGTERM: the context ends.
+func TestSignalContext(t *testing.T) {
+	ctx, stop := SignalContext(context.Background())
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("SIGTERM did not end the context")
+	}
+}

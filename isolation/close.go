@@ -17,16 +17,11 @@ type Ending struct {
 	Preserved   string        // when kept: why
 }
 
-// EndOptions are what close and finish take from their caller.
-type EndOptions struct {
-	Cwd  string // the caller's directory: the env holding it is kept
-	Kill bool   // end the processes that use the env rather than keep it
-}
-
 // CloseIdentity ends an identity: a link is dropped, an env's own identity is
 // marked closed. When no identity still uses the env, it is removed if
-// that is safe, else kept as preserved with the reason.
-func (m *Manager) CloseIdentity(ctx context.Context, identity string, opts EndOptions) (*Ending, error) {
+// that is safe, else kept as preserved with the reason. The env holding
+// cwd is kept; kill ends the processes working in it rather than keep it.
+func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string, kill bool) (*Ending, error) {
 	lk, env, link, err := m.r.LockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
@@ -45,7 +40,7 @@ func (m *Manager) CloseIdentity(ctx context.Context, identity string, opts EndOp
 	if err != nil || len(users) > 0 {
 		return &Ending{Env: env, StillUsedBy: users}, err
 	}
-	return m.end(ctx, lk, env, opts, "closed")
+	return m.end(ctx, lk, env, cwd, "closed", kill)
 }
 
 // users lists the open identities that use an env.
@@ -64,8 +59,8 @@ func (m *Manager) users(ctx context.Context, env *state.Env) ([]string, error) {
 // end removes an env nobody uses any more, without force. When the
 // removal is refused or fails, the env is kept as preserved with the
 // reason, a warning, and a "skipped" event.
-func (m *Manager) end(ctx context.Context, lk *gitx.Locked, env *state.Env, opts EndOptions, outcome string) (*Ending, error) {
-	res, err := m.RemoveLocked(ctx, lk, env, RemoveOptions{Cwd: opts.Cwd, Kill: opts.Kill})
+func (m *Manager) end(ctx context.Context, lk *gitx.Locked, env *state.Env, cwd, outcome string, kill bool) (*Ending, error) {
+	res, err := m.RemoveLocked(ctx, lk, env, RemoveOptions{Cwd: cwd, Kill: kill})
 	if err == nil {
 		return &Ending{Env: env, Removed: res}, nil
 	}

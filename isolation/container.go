@@ -48,8 +48,8 @@ func (c containerProvider) create(ctx context.Context, lk *gitx.Locked, p *plan,
 
 // remove deletes the worktree, then the container and the sandbox. The
 // caller has brought the container's commits back first (sandbox.BringBackEnv).
-func (c containerProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error {
-	if err := (worktreeProvider{}).remove(ctx, lk, env, force); err != nil {
+func (c containerProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env) error {
+	if err := (worktreeProvider{}).remove(ctx, lk, env); err != nil {
 		return err
 	}
 	sandboxDir := sandbox.OfEnv(c.r, env).Dir()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -20,8 +19,9 @@ type provider interface {
 	// create makes the planned env at its target. What it returns holds
 	// an undo that removes whatever it made, also when it fails part-way.
 	create(ctx context.Context, lk *gitx.Locked, p *plan, t target) (made, error)
-	// remove deletes the env's place; force discards uncommitted work.
-	remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error
+	// remove deletes the env's place, whatever it holds: the caller
+	// checks first that nothing would be lost.
+	remove(ctx context.Context, lk *gitx.Locked, env *state.Env) error
 }
 
 // provider returns the provider of a mode.
@@ -74,7 +74,7 @@ func (worktreeProvider) create(ctx context.Context, lk *gitx.Locked, p *plan, t 
 		if wts, err := lk.Worktrees(ctx); err != nil {
 			errs = append(errs, err)
 		} else if _, ok := gitx.FindWorktree(wts, t.path); ok {
-			errs = append(errs, lk.RemoveWorktree(ctx, t.path, true))
+			errs = append(errs, lk.RemoveWorktree(ctx, t.path))
 		}
 		// The path did not exist before (check refuses one that does).
 		errs = append(errs, os.RemoveAll(t.path))
@@ -99,7 +99,7 @@ func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan, t targ
 	}
 	// From here the slot is the env's worktree: every failure undoes it.
 	got := made{pooled: true, undo: undoAll(unbranch(lk, p, t), func(ctx context.Context) error {
-		err := lk.RemoveWorktree(ctx, t.path, true)
+		err := lk.RemoveWorktree(ctx, t.path)
 		for _, dir := range madeDirs {
 			os.Remove(dir)
 		}
@@ -120,17 +120,8 @@ func (m *Manager) fromSlot(ctx context.Context, lk *gitx.Locked, p *plan, t targ
 	return got, lk.SwitchNoHooks(ctx, t.path, p.branch, !t.branchExists, from)
 }
 
-func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env, force bool) error {
-	err := lk.RemoveWorktree(ctx, env.Path, force)
-	var gerr *gitx.Error
-	if err != nil && !force && errors.As(err, &gerr) && strings.Contains(gerr.Stderr, "containing submodules") {
-		// git refuses any worktree with submodules without --force. Its
-		// status (submodules included) tells whether anything would be lost.
-		if changes, serr := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()}); serr == nil && !changes.Dirty() {
-			return lk.RemoveWorktree(ctx, env.Path, true)
-		}
-	}
-	return err
+func (worktreeProvider) remove(ctx context.Context, lk *gitx.Locked, env *state.Env) error {
+	return lk.RemoveWorktree(ctx, env.Path)
 }
 
 // missingDirs lists the ancestors of path that do not exist yet, deepest
@@ -175,6 +166,6 @@ func (sharedProvider) create(ctx context.Context, lk *gitx.Locked, p *plan, t ta
 }
 
 // remove leaves the main checkout alone: a shared env is only forgotten.
-func (sharedProvider) remove(context.Context, *gitx.Locked, *state.Env, bool) error {
+func (sharedProvider) remove(context.Context, *gitx.Locked, *state.Env) error {
 	return nil
 }

@@ -1,7 +1,6 @@
 package isolation
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
@@ -43,8 +42,8 @@ type RemoveResult struct {
 
 // Remove deletes an env's worktree and marks it destroyed, dropping the
 // links that resolved to it. Every check runs before anything changes
-// (the worktree goes before the branch, and git worktree remove refuses a
-// dirty tree by itself), so a refusal (exit 3) changes nothing: it
+// (the worktree goes before the branch, and its removal checks that it
+// is clean first), so a refusal (exit 3) changes nothing: it
 // refuses a locked worktree, the worktree holding the caller's directory,
 // and, unless forced, uncommitted changes or untracked files, commits
 // that no branch or remote holds, and (with DeleteBranch) branch commits
@@ -109,8 +108,8 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		if users = hostexec.UsersOf(wt.Path); len(users) > 0 && !opts.Kill {
 			return nil, refuse("it is in use by %s; stop it, or run `git apex remove --kill %s` to end it first", hostexec.Describe(users), identity)
 		}
-		// Uncommitted changes are checked by git worktree remove itself,
-		// below; this checks what git would not.
+		// Uncommitted changes are checked by the provider's remove,
+		// below, after the intent; this checks what git status does not.
 		if !opts.Force {
 			if wt.Branch == "" && wt.Head != "" {
 				n, err := lk.Unheld(ctx, wt.Head, "")
@@ -145,7 +144,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	dirtyRefusal := func() error {
 		changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()})
 		if err != nil || !changes.Dirty() {
-			return err
+			return err // a trap.Error among them: it names the worktree
 		}
 		return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
 	}
@@ -180,8 +179,16 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		defer in.Done()
 	}
 	if removeTree {
-		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env, opts.Force); err != nil {
-			return nil, cmp.Or(dirtyRefusal(), err) // the refusal says why git would not
+		// git worktree remove would check this in a git status of its own,
+		// which no trap.Watch could stop, and refuses any worktree with
+		// submodules: this one counts them.
+		if !opts.Force {
+			if err := dirtyRefusal(); err != nil {
+				return nil, err
+			}
+		}
+		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env); err != nil {
+			return nil, err
 		}
 	}
 	if deleteBranch {

@@ -132,4 +132,18 @@ func TestAgentSession(t *testing.T) {
 	if len(log.Events) < 2 || log.Events[len(log.Events)-1].Event != "removed" {
 		t.Errorf("log: %+v", log)
 	}
+
+	// A strict full policy is the policy: an agent cannot ask its way
+	// out of the container.
+	if err := os.WriteFile(filepath.Join(repoDir, ".apex.toml"), []byte("[isolation]\ndefault = \"full\"\nstrict = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = call("start", map[string]any{"workflow": "feature", "name": "escape", "isolation": "worktree"}, nil)
+	if !res.IsError || !strings.Contains(text(res), "cannot start in worktree isolation: the policy ("+filepath.Join(repoDir, ".apex.toml")+") asks for full with [isolation].strict = true") {
+		t.Errorf("isolation worktree under a strict full policy: error %v: %s", res.IsError, text(res))
+	}
+	call("list", map[string]any{}, &listed)
+	if len(listed.Envs) != 0 {
+		t.Errorf("the refused start made %+v", listed)
+	}
 }

@@ -114,6 +114,31 @@ isolation = "worktree"
 	}
 }
 
+// TestCheckModeUnderStrict: a strict policy's mode for a workflow is the
+// weakest that may be asked; without strict, any may.
+func TestCheckModeUnderStrict(t *testing.T) {
+	strict, err := Decode("/r/.apex.toml", "[isolation]\ndefault = \"worktree\"\nstrict = true\n[workflow.agent]\nisolation = \"full\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		workflow string
+		flag     Mode
+		refused  bool
+	}{
+		{"agent", Worktree, true}, {"agent", Shared, true}, {"agent", Full, false}, {"agent", "", false},
+		{"feature", Shared, true}, {"feature", Worktree, false}, {"feature", Full, false},
+	} {
+		err := strict.CheckMode(tc.workflow, tc.flag)
+		if (err != nil) != tc.refused || err != nil && exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("CheckMode(%q, %q) = %v, want refused %v (exit 2)", tc.workflow, tc.flag, err, tc.refused)
+		}
+	}
+	if err := Default().CheckMode("feature", Shared); err != nil {
+		t.Errorf("without strict: %v", err)
+	}
+}
+
 func TestIdentities(t *testing.T) {
 	good := map[string]Identity{
 		"feature-my-branch": {"feature", "my-branch"},

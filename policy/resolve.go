@@ -21,6 +21,22 @@ func (p *Policy) Mode(workflow string, flag Mode) Mode {
 	return Worktree
 }
 
+// strength orders the modes, weakest first.
+var strength = map[Mode]int{Shared: 0, Worktree: 1, Full: 2}
+
+// CheckMode refuses (exit 2) a mode asked for a workflow (flag: the
+// --isolation flag or the API's and MCP's isolation) that is weaker than
+// the policy's own when [isolation].strict is set: a strict policy is
+// the policy, and only a stronger mode may be asked.
+func (p *Policy) CheckMode(workflow string, flag Mode) error {
+	own := p.Mode(workflow, "")
+	if !p.Isolation.Strict || flag == "" || strength[flag] >= strength[own] {
+		return nil
+	}
+	return exitcode.New(exitcode.Usage, "cannot start in %s isolation: the policy (%s) asks for %s with [isolation].strict = true, which allows no weaker mode; ask for %s, or leave the isolation out",
+		flag, p.File, own, own)
+}
+
 // Base returns the base the policy names for a workflow:
 // [workflow.X].base, else [worktree].base, else "" (the caller then asks
 // git for the remote's default branch or the main checkout's branch).

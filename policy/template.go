@@ -38,7 +38,8 @@ version = 1
 # Mode for new environments: "full" (worktree + container), "worktree"
 # (a git worktree on its own branch) or "shared" (the main checkout).
 default = "worktree"
-# true: never fall back from full to worktree to shared; fail instead.
+# true: never fall back from full to worktree to shared; fail instead,
+# and refuse --isolation (or the API's, MCP's) weaker than the mode here.
 strict = false
 
 # Per-workflow modes; [workflow.NAME].isolation wins over these.

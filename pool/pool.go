@@ -119,7 +119,7 @@ func (p *Pool) newSlot(ctx context.Context, commit string, pid int, start int64,
 	}
 	slot, err := p.r.Store.Pool().Add(ctx, dir, commit, pid, start)
 	if err != nil {
-		lk.RemoveWorktree(context.WithoutCancel(ctx), dir, true)
+		lk.RemoveWorktree(context.WithoutCancel(ctx), dir)
 	}
 	return slot, err
 }
@@ -179,7 +179,7 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 		}
 		defer lk.Unlock()
 	}
-	if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && hostpath.Exists(s.Path) {
+	if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
 		return err
 	}
 	return p.r.Store.Pool().Drop(ctx, s.ID)
@@ -217,7 +217,7 @@ func (p *Pool) Drain(ctx context.Context, all bool) (int, error) {
 			continue
 		}
 		p.dropWarm(ctx, s, nil)
-		if err := lk.RemoveWorktree(ctx, s.Path, true); err != nil && hostpath.Exists(s.Path) {
+		if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
 			return n, err
 		}
 		if err := p.r.Store.Pool().Drop(ctx, s.ID); err != nil {

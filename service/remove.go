@@ -77,14 +77,16 @@ func endingOf(end *isolation.Ending) *Ending {
 	return out
 }
 
-// EndOptions are what close and finish take from their caller: its
-// directory, and whether to end the processes that use the env.
-type EndOptions = isolation.EndOptions
+// EndOptions are what close and finish take from their caller.
+type EndOptions struct {
+	Cwd  string // the caller's directory: the env holding it is kept
+	Kill bool   // end the processes working in the env rather than keep it
+}
 
 // Close ends an identity, and removes its env once no identity uses it
 // when that is safe; else keeps it as preserved with the reason.
 func (s *Service) Close(ctx context.Context, identity string, opts EndOptions) (*Ending, error) {
-	end, err := s.m.CloseIdentity(ctx, identity, opts)
+	end, err := s.m.CloseIdentity(ctx, identity, opts.Cwd, opts.Kill)
 	if err != nil {
 		return nil, identityError(err)
 	}
@@ -94,7 +96,7 @@ func (s *Service) Close(ctx context.Context, identity string, opts EndOptions) (
 // Finish ends an env's lifecycle: removed on success, preserved on
 // failure, as the policy says.
 func (s *Service) Finish(ctx context.Context, identity string, failed bool, opts EndOptions) (*Ending, error) {
-	end, err := s.m.Finish(ctx, identity, failed, opts)
+	end, err := s.m.Finish(ctx, identity, failed, opts.Cwd, opts.Kill)
 	if err != nil {
 		return nil, identityError(err)
 	}

@@ -61,6 +61,13 @@ func (s *Service) Start(ctx context.Context, r StartRequest) (*Started, error) {
 		if req.Isolation, err = policy.ParseMode(r.Isolation); err != nil {
 			return nil, fieldError("isolation", err)
 		}
+		pol, err := s.r.Policy()
+		if err != nil {
+			return nil, err
+		}
+		if err := pol.CheckMode(id.Workflow, req.Isolation); err != nil {
+			return nil, fieldError("isolation", err)
+		}
 	}
 	res, err := s.m.Start(ctx, req)
 	if err != nil {

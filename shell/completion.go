@@ -20,6 +20,7 @@ import (
 
 	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/policy"
 )
 
 //go:embed git-apex.bash git-apex.zsh git-apex.fish init.sh init.fish
@@ -70,13 +71,19 @@ var arguments = map[string][]argument{
 	"completion": {shellName}, "shell-init": {shellName},
 }
 
-// flagValues are the values some flags take.
+// modes are the isolation modes an env can have.
+var modes = []string{string(policy.Full), string(policy.Worktree), string(policy.Shared)}
+
+// flagValues are the values flags take, by flag name, or by command and
+// flag name ("batch isolation") where a command takes others; --from
+// takes the repository's branches (see flagArgument).
 var flagValues = map[string][]string{
-	"isolation": {"full", "worktree", "shared", "auto"},
-	"color":     {"auto", "always", "never"},
-	"sort":      {"identity", "created", "updated", "status", "mode"},
-	"status":    {"active", "preserved", "destroyed"},
-	"mode":      {"full", "worktree", "shared"},
+	"isolation":       modes,
+	"batch isolation": append(slices.Clone(modes), "auto"),
+	"color":           cmdline.Colours,
+	"sort":            cmdline.Sorts,
+	"status":          {"active", "preserved", "destroyed"},
+	"mode":            modes,
 }
 
 // Source gives what only the repository knows. Each is asked at most
@@ -84,6 +91,7 @@ var flagValues = map[string][]string{
 type Source interface {
 	Identities(ctx context.Context) []string
 	Workflows(ctx context.Context) []string
+	Branches(ctx context.Context) []string
 }
 
 // Candidates are the completions of the last of words (the word being
@@ -121,7 +129,7 @@ func Candidates(ctx context.Context, app *cli.App, words []string, src Source) [
 	var out []string
 	switch {
 	case len(before) > 0 && cmdline.TakesValue(flags, before[len(before)-1]) && !slices.Contains(before, "--"):
-		out = flagValues[strings.TrimLeft(before[len(before)-1], "-")]
+		out = flagArgument(ctx, cmd, strings.TrimLeft(before[len(before)-1], "-"), src)
 	case strings.HasPrefix(typed, "-"):
 		for _, f := range flags {
 			if name := f.Names()[0]; len(name) > 1 {
@@ -142,6 +150,19 @@ func Candidates(ctx context.Context, app *cli.App, words []string, src Source) [
 		}
 	}
 	return matching(out, typed)
+}
+
+// flagArgument is what flag of cmd (nil: git-apex's own) takes.
+func flagArgument(ctx context.Context, cmd *cli.Command, flag string, src Source) []string {
+	if flag == "from" {
+		return src.Branches(ctx)
+	}
+	if cmd != nil {
+		if values, ok := flagValues[cmd.Name+" "+flag]; ok {
+			return values
+		}
+	}
+	return flagValues[flag]
 }
 
 func values(ctx context.Context, kind argument, src Source) []string {

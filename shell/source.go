@@ -12,7 +12,7 @@ import (
 
 // RepoSource is the Source of the repository that holds dir: the live
 // envs' identities and the links' aliases from its state, the built-in
-// workflows and the policy's. It never makes a state database, and
+// workflows and the policy's, and its local branches. It never makes a state database, and
 // outside a repository it offers nothing.
 func RepoSource(dir string, opts repo.Options) Source {
 	return &repoSource{dir: dir, opts: opts}
@@ -49,6 +49,19 @@ func (s *repoSource) Workflows(ctx context.Context) []string {
 			}
 		}
 	})
+	return out
+}
+
+func (s *repoSource) Branches(ctx context.Context) []string {
+	git, err := gitx.Open(ctx, s.dir)
+	if err != nil {
+		return nil
+	}
+	branches, _ := git.Branches(ctx, false)
+	var out []string
+	for name := range branches {
+		out = append(out, name)
+	}
 	return out
 }
 

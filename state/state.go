@@ -376,6 +376,36 @@ func (s *Store) Version(ctx context.Context) (int, error) {
 	return userVersion(ctx, s.db)
 }
 
+// Check runs SQLite's quick_check over the whole database: damage
+// inside it (a page overwritten in the middle of the file), which the
+// header check at Open cannot see, is a *DamagedError.
+func (s *Store) Check(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, "PRAGMA quick_check(5)")
+	if err != nil {
+		return s.explain(err)
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return s.explain(err)
+		}
+		for _, l := range strings.Split(line, "\n") {
+			if l != "ok" && !strings.HasPrefix(l, "*** in database") {
+				found = append(found, l)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.explain(err)
+	}
+	if len(found) > 0 {
+		return &DamagedError{Path: s.path, Why: "SQLite's quick_check finds: " + strings.Join(found, "; ")}
+	}
+	return nil
+}
+
 // Stamp is t as every JSON output of git-apex writes a time: in UTC, to
 // the millisecond (the state's own precision).
 func Stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }

@@ -162,3 +162,32 @@ func BenchmarkOpenAndLookup(b *testing.B) {
 		s.Close()
 	}
 }
+
+// TestCheckFindsPageDamage: a page overwritten in the middle of the file
+// passes Open's header check; Check finds it, as a DamagedError.
+func TestCheckFindsPageDamage(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, newEnv("feature-x", "x"), "created", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("a whole database: %v", err)
+	}
+	s.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte(strings.Repeat("\xff", 12)), 2*4096) // the third page's header
+	f.Close()
+	s = open(t, path)
+	var damaged *DamagedError
+	if err := s.Check(ctx); !errors.As(err, &damaged) || !strings.Contains(err.Error(), "page 3") && !strings.Contains(err.Error(), "Page 3") {
+		t.Fatalf("Check = %v, want the damage to page 3", err)
+	}
+}

@@ -29,11 +29,22 @@ func Hook(ctx context.Context, name string, args []string, opts repo.Options) {
 		return
 	}
 	os.Setenv(hooks.SkipVar, "1")
-	if err := handle(ctx, name, args, opts); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, hookBudget)
+	defer cancel()
+	err := handle(ctx, name, args, opts)
+	if ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("stopped after %v, leaving the rest as it was: `git apex gc --merged` removes it (`git apex doctor --fix` finishes a removal cut short)", hookBudget)
+	}
+	if err != nil {
 		msg, _, _ := strings.Cut(err.Error(), "\n")
 		fmt.Fprintf(opts.Stderr, "git-apex: %s hook: %s\n", name, msg)
 	}
 }
+
+// hookBudget is the most time the hook takes: then everything it runs
+// is stopped (git as on Ctrl-C), so nothing an env holds can hold up
+// git's command for longer.
+const hookBudget = 30 * time.Second
 
 // stateWait is how long the hook waits for another process's write to
 // the state database.

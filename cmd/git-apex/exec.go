@@ -55,16 +55,11 @@ func runIn(c *cli.Context, identity string, argv []string, host bool) error {
 }
 
 // runWith runs req with this process's standard streams, a terminal when
-// stdin and stdout are one, and passes the exit code on.
+// stdin and stdout are one, and passes the exit code on. The terminal is
+// left as it is: a command on the host shares it, and the container
+// adapter alone makes it raw while it relays it to a full env.
 func runWith(c *cli.Context, s *service.Service, req service.ExecRequest) error {
 	req.TTY = isTerminal(os.Stdin) && isTerminal(os.Stdout)
-	if req.TTY {
-		restore, err := makeRaw(int(os.Stdin.Fd()))
-		if err != nil {
-			return err
-		}
-		defer restore()
-	}
 	req.Stdin, req.Stdout, req.Stderr = os.Stdin, os.Stdout, os.Stderr
 	code, err := s.Exec(c.Context, req)
 	if err != nil {
@@ -77,13 +72,3 @@ func runWith(c *cli.Context, s *service.Service, req service.ExecRequest) error 
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
-
-// makeRaw puts the terminal in raw mode, so keys reach the command as
-// typed, and returns what restores it.
-func makeRaw(fd int) (func(), error) {
-	old, err := term.MakeRaw(fd)
-	if err != nil {
-		return nil, err
-	}
-	return func() { term.Restore(fd, old) }, nil
-}

@@ -7,11 +7,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/hostexec"
 )
 
 func main() {
@@ -20,7 +19,7 @@ func main() {
 
 // run runs the command line and returns the exit code.
 func run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := hostexec.SignalContext(context.Background())
 	defer stop()
 	app := newApp()
 	err := app.RunContext(ctx, cmdline.FlagsFirst(app, args, commandArgs))

@@ -1,0 +1,129 @@
+// Package trap finds the special files (named pipes, sockets, devices)
+// planted where git opens a file of its own in a worktree: a .gitignore,
+// .gitattributes or .gitmodules in any directory, or anything inside a
+// nested .git directory. git opens such a file like any other and waits
+// for ever on a named pipe no one writes, or reads a device without end;
+// so whatever plants one (a full env's container, say) could hold every
+// git command run in that worktree, and the repository lock and a `git
+// merge` with it. gitx watches every git command it runs in an env's
+// worktree with Watch; heal refuses a worktree whose top holds one.
+package trap
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/git-apex/git-apex/exitcode"
+)
+
+// names are the files git opens in the directories of a worktree it
+// walks.
+var names = []string{".gitignore", ".gitattributes", ".gitmodules"}
+
+// special is what a trap is: any type but a file, a directory or a
+// symlink.
+const special = fs.ModeNamedPipe | fs.ModeSocket | fs.ModeDevice | fs.ModeCharDevice | fs.ModeIrregular
+
+// Wait is how long a git command in a worktree runs before Watch looks
+// there for traps: few take longer, and the look is one walk.
+const Wait = 2 * time.Second
+
+// walkMax is the most entries Find visits.
+const walkMax = 200000
+
+// AtTop reports whether the top of the worktree at dir holds a trap: one
+// lstat per name git opens there, cheap enough for every command.
+func AtTop(dir string) bool {
+	for _, name := range names {
+		if info, err := os.Lstat(filepath.Join(dir, name)); err == nil && info.Mode()&special != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Find walks the worktree at dir (up to walkMax entries, opening nothing
+// but directories) and returns the traps in it, as absolute paths.
+func Find(dir string) []string {
+	var found []string
+	n := 0
+	filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable directory holds nothing git reads either
+		}
+		if n++; n > walkMax {
+			return fs.SkipAll
+		}
+		if de.Type()&special == 0 {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		parents := strings.Split(filepath.Dir(rel), string(filepath.Separator))
+		if slices.Contains(names, de.Name()) || slices.Contains(parents, ".git") {
+			found = append(found, path)
+		}
+		return nil
+	})
+	return found
+}
+
+// Error is a git command that did not run, or was stopped, because its
+// worktree holds traps. It exits 3.
+type Error struct {
+	Dir   string   // the worktree
+	Traps []string // the special files, absolute
+}
+
+// In is the Error of the worktree at dir, naming all its traps.
+func In(dir string) *Error { return &Error{Dir: dir, Traps: Find(dir)} }
+
+func (e *Error) Error() string {
+	rel := make([]string, len(e.Traps))
+	for i, t := range e.Traps {
+		rel[i], _ = filepath.Rel(e.Dir, t)
+	}
+	return "the worktree " + e.Dir + " holds special files where git opens files of its own (" + strings.Join(rel, ", ") +
+		"): git would wait on them for ever. Remove them with `rm " + strings.Join(e.Traps, " ") + "`"
+}
+
+// ExitCode reports that a trapped worktree is a refusal (exit 3).
+func (e *Error) ExitCode() int { return exitcode.Refused }
+
+// Watch keeps a git command in the worktree dir (when on) from waiting
+// for ever on a trap there: the command runs under the context Watch
+// returns, which is done at once when the top of dir holds a trap, and
+// once the command has run for Wait, done as soon as a look at the whole
+// worktree finds any. trapped, called once the command has ended, ends
+// the watch and returns the *Error that stopped the command, or nil.
+func Watch(ctx context.Context, dir string, on bool) (_ context.Context, trapped func() error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var found atomic.Pointer[Error]
+	report := func() error {
+		cancel()
+		if e := found.Load(); e != nil {
+			return e
+		}
+		return nil
+	}
+	if !on {
+		return ctx, report
+	}
+	if AtTop(dir) {
+		found.Store(In(dir))
+		cancel()
+		return ctx, report
+	}
+	watch := time.AfterFunc(Wait, func() {
+		if e := In(dir); len(e.Traps) > 0 {
+			found.Store(e)
+			cancel()
+		}
+	})
+	return ctx, func() error { watch.Stop(); return report() }
+}

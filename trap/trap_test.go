@@ -1,0 +1,68 @@
+package trap
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+)
+
+func mkfifo(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFind finds named pipes where git opens its own files, and only
+// there: a regular .gitignore and a pipe of another name are no traps.
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("x\n"), 0o644)
+	mkfifo(t, filepath.Join(dir, "tmp", "server.pipe"))
+	if AtTop(dir) || len(Find(dir)) != 0 {
+		t.Fatalf("a clean worktree has traps: %v", Find(dir))
+	}
+	mkfifo(t, filepath.Join(dir, "a", "b", ".gitattributes"))
+	mkfifo(t, filepath.Join(dir, "nested", ".git", "HEAD"))
+	if AtTop(dir) {
+		t.Fatal("AtTop found a trap below the top")
+	}
+	want := []string{filepath.Join(dir, "a", "b", ".gitattributes"), filepath.Join(dir, "nested", ".git", "HEAD")}
+	if got := Find(dir); !slices.Equal(got, want) {
+		t.Fatalf("Find = %v, want %v", got, want)
+	}
+	os.Remove(filepath.Join(dir, ".gitignore"))
+	mkfifo(t, filepath.Join(dir, ".gitignore"))
+	if !AtTop(dir) {
+		t.Fatal("AtTop missed .gitignore")
+	}
+}
+
+// TestWatch: a trap at the top stops the command before it runs; one
+// below, once it has run for Wait; off, nothing is watched.
+func TestWatch(t *testing.T) {
+	dir := t.TempDir()
+	mkfifo(t, filepath.Join(dir, "sub", ".gitignore"))
+	ctx, trapped := Watch(context.Background(), dir, true)
+	if ctx.Err() != nil {
+		t.Fatal("a trap below the top stopped the command before it ran")
+	}
+	<-ctx.Done() // a command would wait here for ever, on the pipe
+	err := trapped()
+	if e, ok := err.(*Error); !ok || !slices.Equal(e.Traps, []string{filepath.Join(dir, "sub", ".gitignore")}) {
+		t.Fatalf("trapped() = %v", err)
+	}
+	mkfifo(t, filepath.Join(dir, ".gitmodules"))
+	if ctx, trapped := Watch(context.Background(), dir, true); ctx.Err() == nil || trapped() == nil {
+		t.Fatal("a trap at the top did not stop the command at once")
+	}
+	if ctx, trapped := Watch(context.Background(), dir, false); ctx.Err() != nil || trapped() != nil {
+		t.Fatal("watching nothing stopped the command")
+	}
+}
