@@ -2,6 +2,7 @@ package hostexec
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -47,9 +48,17 @@ func Users(dirs []string) map[string][]Process {
 	if len(dirs) == 0 {
 		return nil
 	}
-	real := make([]string, len(dirs))
+	// Envs share their parent directory: it is resolved once.
+	real, parents := make([]string, len(dirs)), map[string]string{}
 	for i, d := range dirs {
-		real[i] = hostpath.RealPath(d)
+		parent := filepath.Dir(d)
+		if _, ok := parents[parent]; !ok {
+			parents[parent] = hostpath.RealPath(parent)
+		}
+		real[i] = filepath.Join(parents[parent], filepath.Base(d))
+		if info, err := os.Lstat(real[i]); err == nil && info.Mode()&os.ModeSymlink != 0 {
+			real[i] = hostpath.RealPath(real[i])
+		}
 	}
 	found := users(real)
 	byDir := map[string][]Process{}

@@ -2,6 +2,7 @@ package hostexec
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -22,6 +23,14 @@ func users(dirs []string) map[string][]Process {
 	if err != nil {
 		return nil
 	}
+	// Most links lead nowhere near an env: those outside the directory
+	// all dirs share are passed over at once.
+	common := dirs[0]
+	for _, d := range dirs[1:] {
+		for !within(d, common) {
+			common = filepath.Dir(common)
+		}
+	}
 	found := map[string][]Process{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -35,8 +44,8 @@ func users(dirs []string) map[string][]Process {
 		used := map[string]bool{}
 		check := func(link string) {
 			target, err := os.Readlink(link)
-			if err != nil || !strings.HasPrefix(target, "/") {
-				return // gone, or a socket, pipe or anonymous file
+			if err != nil || !within(target, common) {
+				return // gone, a socket, pipe or anonymous file, or elsewhere
 			}
 			for _, d := range dirs {
 				if within(target, d) {

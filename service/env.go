@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"time"
 
 	"github.com/git-apex/git-apex/hostexec"
@@ -63,21 +64,41 @@ type Link struct {
 	Kind  string `json:"kind"` // "link" or "parent"
 }
 
-// withProcesses fills in the processes working in each live env's
-// worktree, with one pass over the machine's processes for all of them.
-func withProcesses(envs []Env) {
+// scan is one pass over the machine's processes for the worktrees of
+// the live envs as recorded, started before git is asked about them so
+// that both run at once.
+type scan struct {
+	dirs  map[string]bool
+	found chan map[string][]hostexec.Process
+}
+
+// startScan starts the scan; with no envs recorded it looks at none.
+func (s *Service) startScan(ctx context.Context) *scan {
+	sc := &scan{dirs: map[string]bool{}, found: make(chan map[string][]hostexec.Process, 1)}
+	envs, _ := s.r.Store.Envs(ctx, false) // an error: each env is looked at on its own
 	var dirs []string
 	for _, e := range envs {
-		if e.Git != nil && e.Mode != string(policy.Shared) {
-			dirs = append(dirs, e.Path)
+		if e.Mode != string(policy.Shared) {
+			sc.dirs[e.Path], dirs = true, append(dirs, e.Path)
 		}
 	}
-	found := hostexec.Users(dirs)
+	go func() { sc.found <- hostexec.Users(dirs) }()
+	return sc
+}
+
+// withProcesses fills in the processes working in each live env's
+// worktree from what a scan of dirs found, and, for a worktree it did not
+// look at (moved since, as the list healed it), with one of its own.
+func withProcesses(envs []Env, dirs map[string]bool, found map[string][]hostexec.Process) {
 	for i, e := range envs {
 		if e.Git == nil || e.Mode == string(policy.Shared) {
 			continue // a destroyed env's path may be a live one's now; a shared one's is the main checkout
 		}
-		for _, p := range found[e.Path] {
+		procs := found[e.Path]
+		if !dirs[e.Path] {
+			procs = hostexec.UsersOf(e.Path)
+		}
+		for _, p := range procs {
 			envs[i].Processes = append(envs[i].Processes, Process{PID: p.PID, Command: p.Command})
 		}
 	}

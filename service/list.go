@@ -24,6 +24,7 @@ func (s *Service) List(ctx context.Context, status string) ([]Env, error) {
 		return nil, &FieldError{Field: "status", Err: exitcode.New(exitcode.Usage,
 			"unknown status %q: use active, preserved, destroyed, live or all", status)}
 	}
+	sc := s.startScan(ctx)
 	listed, err := s.m.List(ctx, status != Live && status != "active" && status != "preserved")
 	if err != nil {
 		return nil, err
@@ -34,7 +35,7 @@ func (s *Service) List(ctx context.Context, status string) ([]Env, error) {
 			envs = append(envs, listedEnv(l))
 		}
 	}
-	withProcesses(envs)
+	withProcesses(envs, sc.dirs, <-sc.found)
 	return envs, nil
 }
 
@@ -46,7 +47,7 @@ func (s *Service) Get(ctx context.Context, identity string) (*Env, error) {
 		return nil, identityError(err)
 	}
 	env := []Env{listedEnv(l)}
-	withProcesses(env)
+	withProcesses(env, nil, nil)
 	return &env[0], nil
 }
 
