@@ -111,3 +111,23 @@ func TestEndKills(t *testing.T) {
 		t.Errorf("process %d still runs after End", pid)
 	}
 }
+
+// TestUsersLeavesOtherMounts: a process in another mount namespace (a
+// container's, which ends with its container) is not counted, though
+// its directory is the one asked about.
+func TestUsersLeavesOtherMounts(t *testing.T) {
+	if exec.Command("unshare", "--mount", "true").Run() != nil {
+		t.Skip("unshare --mount is not permitted here")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := orphan(t, dir, "exec unshare --mount sleep 1000")
+	if link, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd"); link != dir {
+		t.Fatalf("process %d works in %q, want %s", pid, link, dir)
+	}
+	if found := UsersOf(dir); len(found) != 0 {
+		t.Errorf("users of %s = %v, want none: the process is in another mount namespace", dir, found)
+	}
+}

@@ -190,11 +190,12 @@ type RemoveInput struct {
 	Identity     string `json:"identity" jsonschema:"the environment to remove"`
 	Force        bool   `json:"force,omitempty" jsonschema:"discard uncommitted work and commits held nowhere else"`
 	DeleteBranch bool   `json:"delete_branch,omitempty" jsonschema:"delete its branch too"`
+	Kill         bool   `json:"kill,omitempty" jsonschema:"end the host's processes still working in it rather than refuse"`
 }
 
 func (t *tools) remove(ctx context.Context, _ *mcp.CallToolRequest, in RemoveInput) (*mcp.CallToolResult, *service.Removal, error) {
 	return with(ctx, t, func(s *service.Service) (*service.Removal, error) {
-		return s.Remove(ctx, service.RemoveRequest{Identity: in.Identity, Force: in.Force, DeleteBranch: in.DeleteBranch})
+		return s.Remove(ctx, service.RemoveRequest{Identity: in.Identity, Force: in.Force, DeleteBranch: in.DeleteBranch, Kill: in.Kill})
 	})
 }
 
