@@ -74,12 +74,19 @@ type server struct {
 // waits until it listens.
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
+	return startServerEnv(t, nil, args...)
+}
+
+// startServerEnv is startServer with variables added to the server's
+// environment.
+func startServerEnv(t *testing.T, vars []string, args ...string) *server {
+	t.Helper()
 	home, err := os.MkdirTemp("", "apex") // short: a socket path has a limit
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
-	s := &server{t: t, repo: gittest.NewRepo(t), env: testEnv(t, home), exited: make(chan error, 1)}
+	s := &server{t: t, repo: gittest.NewRepo(t), env: append(testEnv(t, home), vars...), exited: make(chan error, 1)}
 	s.cmd = exec.Command(binary, append([]string{"serve"}, args...)...)
 	s.cmd.Dir, s.cmd.Env = s.repo, s.env
 	stderr, err := s.cmd.StderrPipe()
@@ -186,8 +193,9 @@ func (s *server) do(method, path string, body any) (int, []byte) {
 func (s *server) validate(req *http.Request, resp *http.Response, body []byte) {
 	s.t.Helper()
 	vreq := req.Clone(context.Background())
-	vreq.URL.Scheme, vreq.URL.Host = "", ""
-	vreq.Host = ""
+	// As the document's server says, whatever the test listens on.
+	vreq.URL.Scheme, vreq.URL.Host = "http", "127.0.0.1:7777"
+	vreq.Host = vreq.URL.Host
 	route, params, err := s.spec.FindRoute(vreq)
 	if err != nil {
 		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
@@ -471,6 +479,10 @@ func TestFailedCommandIsPreserved(t *testing.T) {
 	if err != nil || !strings.Contains(string(log), "about to fail hello") {
 		t.Errorf("log %s: %q, %v", wf.LogPath, log, err)
 	}
+	// A client that cannot read the server's files gets the same output.
+	if code, out := s.do("GET", "/api/developer/workflows/feature-fail/output", nil); code != http.StatusOK || string(out) != string(log) {
+		t.Errorf("GET .../output: %d %q, want the log %q", code, out, log)
+	}
 	var end struct{ Outcome string }
 	s.want(http.StatusOK, "POST", "/api/developer/worktrees/feature-fail/finish", map[string]any{"failed": true}, &end)
 	if end.Outcome != "preserved" {
@@ -695,6 +707,29 @@ func TestCloneIsServed(t *testing.T) {
 		t.Errorf("clones: %v", clones)
 	}
 	s.want(http.StatusOK, "DELETE", "/api/developer/worktrees/feature-cloned", nil, nil)
+}
+
+// A start answers its warnings (a fallback to a weaker mode than asked)
+// and takes the branch to use, as MCP's start does.
+func TestWorkflowWarningsAndBranch(t *testing.T) {
+	s := startServerEnv(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock", "DOCKER_CONTEXT="})
+	var wf struct {
+		workflow
+		Warnings []string
+	}
+	s.want(http.StatusCreated, "POST", "/api/developer/workflows",
+		map[string]any{"id": "feature-warned", "isolation": "full", "branch": "topic/warned"}, &wf)
+	if wf.Mode != "worktree" || wf.Branch != "topic/warned" {
+		t.Errorf("workflow = %+v", wf)
+	}
+	if len(wf.Warnings) != 1 || !strings.Contains(wf.Warnings[0], "feature-warned asked for full isolation but gets worktree") {
+		t.Errorf("warnings = %q", wf.Warnings)
+	}
+	var bad apiError
+	s.want(http.StatusNotFound, "GET", "/api/developer/workflows/feature-warned/output", nil, &bad)
+	if bad.Error.Code != 7 || !strings.Contains(bad.Error.Message, "ran no commands") {
+		t.Errorf("output of a workflow with no commands: %+v", bad)
+	}
 }
 
 // TestStrictPolicyHolds: an agent asking the API for a weaker isolation

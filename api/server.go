@@ -86,6 +86,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /api/openapi.json", serveOpenAPI)
 	mux.HandleFunc("POST /api/developer/workflows", s.createWorkflow)
 	mux.HandleFunc("GET /api/developer/workflows/{id}", s.getWorkflow)
+	mux.HandleFunc("GET /api/developer/workflows/{id}/output", s.workflowOutput)
 	mux.HandleFunc("GET /api/developer/worktrees", s.listWorktrees)
 	mux.HandleFunc("GET /api/developer/worktrees/{id}", s.getWorktree)
 	mux.HandleFunc("DELETE /api/developer/worktrees/{id}", s.deleteWorktree)
@@ -177,40 +178,21 @@ func (s *server) clone(ctx context.Context, url string) (string, error) {
 	return root, err
 }
 
-// decode reads a request's JSON body into v, refusing unknown fields,
-// wrong types, and a body over the limit.
+// decode reads a request's JSON body into v (service.Decode), refusing
+// a body over the limit too.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	var typeErr *json.UnmarshalTypeError
+	err := service.Decode(r.Body, v)
 	var tooBig *http.MaxBytesError
-	switch {
-	case err == nil:
-		if dec.More() {
-			return &service.FieldError{Field: "body", Err: errors.New("the body holds more than one JSON value")}
-		}
-		return nil
-	case errors.Is(err, io.EOF):
-		return &service.FieldError{Field: "body", Err: errEmptyBody}
-	case errors.As(err, &tooBig):
+	if errors.As(err, &tooBig) {
 		return errTooLarge
-	case errors.As(err, &typeErr):
-		return &service.FieldError{Field: typeErr.Field, Err: fmt.Errorf("field %q must be %s, not %s", typeErr.Field, typeErr.Type, typeErr.Value)}
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return &service.FieldError{Field: field, Err: fmt.Errorf("unknown field %q", field)}
 	}
-	return &service.FieldError{Field: "body", Err: fmt.Errorf("the body is not valid JSON: %v", err)}
+	return err
 }
 
-// errTooLarge is a body over maxBody; errEmptyBody, no body at all.
-var (
-	errTooLarge  = errors.New("the body is larger than 1 MiB")
-	errEmptyBody = errors.New("the body is empty: send a JSON object")
-)
+// errTooLarge is a body over maxBody.
+var errTooLarge = errors.New("the body is larger than 1 MiB")
 
-func isEmptyBody(err error) bool { return errors.Is(err, errEmptyBody) }
+func isEmptyBody(err error) bool { return errors.Is(err, service.ErrEmpty) }
 
 // errorBody is the JSON of every error.
 type errorBody struct {

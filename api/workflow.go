@@ -4,7 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -21,6 +23,7 @@ type workflowRequest struct {
 	Repository       string            `json:"repository"`
 	From             string            `json:"from"`
 	Isolation        string            `json:"isolation"`
+	Branch           string            `json:"branch"`   // overrides the policy's branch template
 	Commands         []string          `json:"commands"` // one command's argv, run in the env in the background
 	Env              map[string]string `json:"env"`      // variables the commands get
 	Story            string            `json:"story"`    // kept in the env's metadata
@@ -56,8 +59,9 @@ type workflowView struct {
 	Status       string    `json:"status"`    // ready, queued, running, completed or failed
 	EnvStatus    string    `json:"envStatus"` // the env's: active, preserved or destroyed
 	ExitCode     *int      `json:"exitCode,omitempty"`
-	LogPath      string    `json:"logPath,omitempty"`
-	Error        string    `json:"error,omitempty"` // why the commands did not run to their end
+	LogPath      string    `json:"logPath,omitempty"`  // the commands' output: GET .../output answers it
+	Warnings     []string  `json:"warnings,omitempty"` // what the operation warned of (a start's fallback)
+	Error        string    `json:"error,omitempty"`    // why the commands did not run to their end
 	Story        string    `json:"story,omitempty"`
 	Repository   string    `json:"repository"`
 	CreatedAt    time.Time `json:"createdAt"`
@@ -78,8 +82,10 @@ func viewOf(id, root string, env service.Env) workflowView {
 
 // check refuses what no start would accept, naming the field.
 func (req *workflowRequest) check() error {
-	if len(req.Commands) > 0 && req.Commands[0] == "" {
-		return &service.FieldError{Field: "commands", Err: errors.New("commands[0], the program to run, is empty")}
+	if len(req.Commands) > 0 {
+		if err := service.CheckCommand("commands", req.Commands); err != nil {
+			return err
+		}
 	}
 	if len(req.Env) > 0 && len(req.Commands) == 0 {
 		return &service.FieldError{Field: "env", Err: errors.New("env is for commands, and none were given")}
@@ -127,7 +133,8 @@ func (s *server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, "")
 		return
 	}
-	start := service.StartRequest{Identity: req.ID, Workflow: req.Workflow, Name: req.Name, From: req.From, Isolation: req.Isolation}
+	start := service.StartRequest{Identity: req.ID, Workflow: req.Workflow, Name: req.Name, From: req.From,
+		Isolation: req.Isolation, Branch: req.Branch}
 	if req.Story != "" {
 		start.Metadata = map[string]string{metaStory: req.Story}
 	}
@@ -155,6 +162,7 @@ func (s *server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		view = viewOf(id, root, res.Env)
+		view.Warnings = svc.Repo().Warnings()
 		return nil
 	})
 	if err != nil {
@@ -217,4 +225,30 @@ func (s *server) answer(w http.ResponseWriter, status int, fn func() (any, error
 		return
 	}
 	writeJSON(w, status, out)
+}
+
+// workflowOutput answers the output of a workflow's commands so far, as
+// text: their stdout and stderr, in the order written.
+func (s *server) workflowOutput(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var log string
+	err := s.inRepoOf(r, id, func(_ *service.Service, _ string, env *service.Env) error {
+		log = env.Metadata[metaLog]
+		if log == "" {
+			return exitcode.New(exitcode.NotFound, "%s ran no commands: POST /api/developer/workflows with commands runs some", id)
+		}
+		return nil
+	})
+	if err != nil {
+		writeError(w, err, "id")
+		return
+	}
+	f, err := os.Open(log)
+	if err != nil {
+		writeError(w, exitcode.New(exitcode.NotFound, "the output of %s is gone: %v", id, err), "")
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.Copy(w, f)
 }

@@ -16,9 +16,8 @@ import (
 
 // ListFilter picks envs for `git apex list`: each field "" picks all.
 type ListFilter struct {
-	Status string // active, preserved or destroyed
-	Mode   string // full, worktree or shared
-	Glob   string // a shell pattern on identities and link aliases
+	Mode string // full, worktree or shared
+	Glob string // a shell pattern on identities and link aliases
 }
 
 // Sorts are the keys `list --sort` takes.
@@ -30,12 +29,15 @@ func SelectEnvs(envs []service.Env, f ListFilter, key string) ([]service.Env, er
 	if _, err := path.Match(f.Glob, ""); err != nil {
 		return nil, fmt.Errorf("invalid pattern %q: %v", f.Glob, err)
 	}
+	if err := service.CheckMode("mode", f.Mode); err != nil {
+		return nil, err
+	}
 	if key != "" && !slices.Contains(Sorts, key) {
 		return nil, fmt.Errorf("invalid --sort %q: use %s", key, strings.Join(Sorts, ", "))
 	}
 	out := []service.Env{}
 	for _, e := range envs {
-		if (f.Status == "" || e.Status == f.Status) && (f.Mode == "" || e.Mode == f.Mode) && (f.Glob == "" || globMatches(f.Glob, e)) {
+		if (f.Mode == "" || e.Mode == f.Mode) && (f.Glob == "" || globMatches(f.Glob, e)) {
 			out = append(out, e)
 		}
 	}

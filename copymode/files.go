@@ -20,15 +20,22 @@ import (
 	"github.com/git-apex/git-apex/gitx"
 )
 
-// snapshotScript runs inside a copied container: it writes the
-// worktree's state (ignored files apart) as a tree, through an index of
-// its own, and prints the tree, then what changed since $1 (the tree of
-// the last exchange) as `git diff-tree --name-status -z` does.
-const snapshotScript = `index="$GIT_DIR/apex-snapshot-index"
-rm -f "$index"; cp "$GIT_DIR/index" "$index" 2>/dev/null
-GIT_INDEX_FILE="$index" git add -A . || exit 1
-tree=$(GIT_INDEX_FILE="$index" git write-tree) || exit 1
-rm -f "$index"
+// snapshotFunc is a shell function for the scripts run inside a copied
+// container: snapshot writes the worktree's state (ignored files apart)
+// as a tree, through an index of its own, and prints the tree.
+const snapshotFunc = `snapshot() {
+	index="$GIT_DIR/apex-snapshot-index"
+	rm -f "$index"; cp "$GIT_DIR/index" "$index" 2>/dev/null
+	GIT_INDEX_FILE="$index" git add -A . && GIT_INDEX_FILE="$index" git write-tree
+	set -- $?; rm -f "$index"; return $1
+}
+`
+
+// snapshotScript runs inside a copied container: it prints the
+// worktree's state as a tree (snapshotFunc), then what changed since $1
+// (the tree of the last exchange) as `git diff-tree --name-status -z`
+// does.
+const snapshotScript = snapshotFunc + `tree=$(snapshot) || exit 1
 echo "$tree"
 exec git diff-tree -r -z --no-renames --name-status "$1" "$tree"`
 

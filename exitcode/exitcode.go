@@ -19,6 +19,7 @@ const (
 	Git         = 5   // git failed
 	Runtime     = 6   // container runtime unavailable where full mode was required
 	NotFound    = 7   // no such environment or identity
+	Timeout     = 124 // a command stopped at its timeout (as timeout(1) says)
 	Interrupted = 130 // interrupted by a signal
 )
 

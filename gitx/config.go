@@ -28,3 +28,13 @@ func ConfigValues(ctx context.Context, dir, pattern string) (map[string]string, 
 	}
 	return values, nil
 }
+
+// Author is who git in dir writes as a commit's author (config or
+// GIT_AUTHOR_* variables: `git var GIT_AUTHOR_IDENT`); ok is false when
+// git knows none.
+func Author(ctx context.Context, dir string) (name, email string, ok bool) {
+	out, err := run(ctx, command{dir: dir, args: []string{"var", "GIT_AUTHOR_IDENT"}, readOnly: true})
+	name, rest, found := strings.Cut(strings.TrimSpace(out), " <")
+	email, _, closed := strings.Cut(rest, ">")
+	return name, email, err == nil && found && closed && name != ""
+}

@@ -208,9 +208,14 @@ func (r *Repo) TouchedPaths(ctx context.Context, pairs [][2]string) ([][]string,
 	return touched, nil
 }
 
-// ChangedPaths returns the paths that differ between two commits.
-func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, error) {
-	out, err := r.readIn(ctx, r.CommonDir, "diff", "--name-only", "--no-renames", from, to)
+// ChangedPaths returns the paths that differ between two commits, or,
+// when to is "", between from and the tracked files of the tree at dir.
+func (r *Repo) ChangedPaths(ctx context.Context, dir, from, to string) ([]string, error) {
+	args := []string{"diff", "--name-only", "--no-renames", "--no-ext-diff", from}
+	if to != "" {
+		args, dir = append(args, to), r.CommonDir
+	}
+	out, err := r.readIn(ctx, dir, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -250,10 +250,14 @@ func (r *Repo) InitPrivateIndex(ctx context.Context, gitDir, commit string) erro
 }
 
 // PackCommit writes into packDir a pack of commit and all its tree holds,
-// none of its history: the objects a shallow git directory at commit
-// needs.
-func (r *Repo) PackCommit(ctx context.Context, commit, packDir string) error {
-	objects, err := r.readIn(ctx, r.CommonDir, "rev-list", "--objects", "-n", "1", commit)
+// none of its history (what a shallow git directory at commit needs), or
+// with since, what one that has since lacks to have commit.
+func (r *Repo) PackCommit(ctx context.Context, commit, since, packDir string) error {
+	revs := []string{"-n", "1", commit}
+	if since != "" {
+		revs = []string{commit, "^" + since}
+	}
+	objects, err := r.readIn(ctx, r.CommonDir, append([]string{"rev-list", "--objects"}, revs...)...)
 	if err != nil {
 		return err
 	}

@@ -277,10 +277,11 @@ func (l *Locked) DeleteRef(ctx context.Context, ref string) error {
 }
 
 // MoveIndex brings the index of the working tree at dir from commit from
-// to commit to, as a fast-forward would, leaving the files alone. It
-// fails, changing nothing, when staged changes there stand in the way.
+// to commit to, as a fast-forward would, leaving the files alone (-i:
+// another process wrote them, and plain -m refuses their stale entries).
+// It fails, changing nothing, when an entry is neither from's nor to's.
 func (l *Locked) MoveIndex(ctx context.Context, dir, from, to string) error {
-	_, err := l.runIn(ctx, dir, "read-tree", "-m", from, to)
+	_, err := l.runIn(ctx, dir, "read-tree", "-m", "-i", from, to)
 	return err
 }
 

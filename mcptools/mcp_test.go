@@ -20,11 +20,7 @@ import (
 // SDK's client, as an agent would: it lists the tools, starts an env,
 // runs commands in it, reads its changes, and removes it.
 func TestAgentSession(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "git-apex")
-	build := exec.Command("go", "build", "-tags", "engine", "-o", bin, "../cmd/git-apex")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := build(t)
 	repoDir := gittest.NewRepo(t)
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = repoDir

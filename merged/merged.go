@@ -90,7 +90,7 @@ func Check(ctx context.Context, git *gitx.Repo, store *state.Store, envs []*stat
 		b := bases[e.Base]
 		key := [2]string{e.StartCommit, b.ref}
 		if changed[key] == nil {
-			paths, err := git.ChangedPaths(ctx, e.StartCommit, b.ref)
+			paths, err := git.ChangedPaths(ctx, "", e.StartCommit, b.ref)
 			if err != nil {
 				return nil, err
 			}

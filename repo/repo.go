@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/git-apex/git-apex/container"
@@ -51,6 +52,9 @@ type Repo struct {
 	rt     container.Runtime  // the container runtime, connected on first use
 	engine container.Endpoint // where rt reached it
 	rtErr  error              // why there is none
+
+	warnMu sync.Mutex
+	warned []string // the warnings printed, for Warnings
 }
 
 // Open opens the repository containing dir and its state database. The
@@ -141,9 +145,21 @@ func (r *Repo) PolicyFile() string { return r.opts.PolicyFile }
 // Stderr is where notes and warnings go, and commands' output with them.
 func (r *Repo) Stderr() io.Writer { return r.opts.Stderr }
 
-// Warnf prints a warning on stderr.
+// Warnf prints a warning on stderr, and keeps it for Warnings.
 func (r *Repo) Warnf(format string, args ...any) {
-	fmt.Fprintf(r.opts.Stderr, "warning: "+format+"\n", args...)
+	msg := fmt.Sprintf(format, args...)
+	r.warnMu.Lock()
+	defer r.warnMu.Unlock()
+	r.warned = append(r.warned, msg)
+	fmt.Fprintf(r.opts.Stderr, "warning: %s\n", msg)
+}
+
+// Warnings are the warnings printed since the repository was opened: the
+// servers open one per request and answer them with its result.
+func (r *Repo) Warnings() []string {
+	r.warnMu.Lock()
+	defer r.warnMu.Unlock()
+	return append([]string(nil), r.warned...)
 }
 
 // KillGrace is how long the processes ended for a removal have between

@@ -32,11 +32,12 @@ import (
 //     version is saved beside it as <path>.from-<identity>, and the
 //     conflict is reported. What the host had is known by the stat data
 //     (size, mtime, mode, inode) recorded in the manifest at each
-//     exchange.
-//
-// Commits made on the host after the start do not reach a copied
-// container (they would need objects it lacks): its commits then come
-// back kept aside, as when the host's branch was rewritten.
+//     exchange. Commits that would undo such a change are kept aside.
+//   - Commits made on the host reach the container before the next
+//     exec as data too: a pack of the objects it lacks (all of the tip's
+//     tree, the tip made shallow, when the host rewrote the branch), its
+//     ref, index and files moved as a fast-forward would
+//     (copymode.Worktree.HandOver).
 
 // byCopy reports whether the sandbox's container gets its files by copy:
 // [container].transfer "copy", or "auto" with an engine on another

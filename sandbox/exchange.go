@@ -34,7 +34,7 @@ exec git bundle create - "$1" "^$2"`
 const importScript = `cur=$(git rev-parse -q --verify "$1") || cur=
 [ "$cur" = "$3" ] || exit 3
 if [ "$1" = HEAD ] || [ "$(git symbolic-ref -q HEAD)" = "$1" ]; then
-	git read-tree -m "$3" "$2" 2>/dev/null || git read-tree "$2" || exit 1
+	git read-tree -m -i "$3" "$2" 2>/dev/null || git read-tree "$2" || exit 1
 fi
 git update-ref --no-deref "$1" "$2" "$3"`
 
@@ -144,6 +144,12 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 		b, err = s.takeIn(ctx, lk, incoming, split.wrote, host, tip)
 		b.Files, b.Conflicts = files, conflicts
 	}
+	if err == nil && copied && b.To != "" {
+		// The host's files the commits changed that hold what they do
+		// are the container's too: its next change of them is none of
+		// the host's.
+		err = s.copied().Settle(ctx, s.r.Git, b.From, b.To)
+	}
 	s.report(b)
 	return b, err
 }
@@ -195,6 +201,11 @@ func (s *Sandbox) whyNotForward(ctx context.Context, lk *gitx.Locked, host, tip 
 	if strays, err := s.unprotected(ctx, tip); err != nil || len(strays) > 0 {
 		return fmt.Sprintf("the container's commits add submodules (%s), whose .git files it could point anywhere; kept them", strings.Join(strays, ", ")), err
 	}
+	if s.Copied() { // the host's files are its own: a change there may stand in the way
+		if paths, err := s.copied().Conflicting(ctx, s.r.Git, host, tip); err != nil || len(paths) > 0 {
+			return fmt.Sprintf("the host's changes to %s stand in the way of the container's commits (take the container's version, or commit yours, then fast-forward); kept them", strings.Join(paths, ", ")), err
+		}
+	}
 	// The index first: when the host's staged changes stand in the way,
 	// nothing has moved yet.
 	if err := lk.MoveIndex(ctx, s.worktree, host, tip); err != nil {
@@ -216,18 +227,17 @@ func (s *Sandbox) HostTip(ctx context.Context) (string, error) {
 
 // SendOver moves the sandbox's ref to the host's tip when the host moved
 // it (commits made on the host, a rebase there) and the container has
-// not moved it since the last exchange. It costs a git process and a
-// file read when nothing moved.
+// not moved it since the last exchange; a copied container is given the
+// objects and files too (copymode.Worktree.HandOver). It costs a git process and a file
+// read when nothing moved.
 func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string) error {
-	if s.Copied() {
-		return nil // see "Copy mode": it lacks the objects
-	}
 	last := s.loadSynced()
 	host, err := s.HostTip(ctx)
 	if err != nil || host == last.host {
 		return err
 	}
-	if !s.Unchanged() {
+	copied := s.Copied()
+	if !copied && !s.Unchanged() {
 		return nil // the container moved it too: bringBack decides
 	}
 	if strays, err := s.unprotected(ctx, host); err != nil || len(strays) > 0 {
@@ -237,10 +247,20 @@ func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string
 		return fmt.Errorf("the host's commits add submodules (%s) whose directories its container could write; they are not given to it until it is made again: remove the container with `docker rm -f %s`, and the next exec makes it again",
 			strings.Join(strays, ", "), s.name)
 	}
-	var stderr bytes.Buffer
 	c := policyOf(s.r).Container
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
 	defer cancel()
+	if copied {
+		moved, err := s.copied().HandOver(rctx, rt, ctr, s.r.Git, copymode.HandOver{Ref: s.ref, From: last.private, To: host})
+		if err != nil || !moved {
+			if err != nil {
+				err = fmt.Errorf("cannot give the container the host's commits: %w", readError(ctx, rctx, c, err))
+			}
+			return err
+		}
+		return s.saveSynced(host, host)
+	}
+	var stderr bytes.Buffer
 	code, err := rt.Exec(rctx, ctr, container.ExecSpec{Cmd: []string{"sh", "-c", importScript, "import", s.ref, host, last.private},
 		WorkDir: s.worktree, Env: s.gitEnv(), Stdout: io.Discard, Stderr: &stderr})
 	switch {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/copymode"
+	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
@@ -188,6 +189,12 @@ func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) erro
 		version, extensions = 1, "[extensions]\n\tobjectformat = sha256\n"
 	}
 	config := fmt.Sprintf("[core]\n\trepositoryformatversion = %d\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n%s", version, extensions)
+	// The container gets none of the host's environment or config: a
+	// plain `git commit` inside commits as the host's user would.
+	if name, email, ok := gitx.Author(ctx, s.r.Git.CommonDir); ok {
+		quote := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+		config += fmt.Sprintf("[user]\n\tname = \"%s\"\n\temail = \"%s\"\n", quote.Replace(name), quote.Replace(email))
+	}
 	head := tip + "\n"
 	if s.ref != "HEAD" {
 		head = "ref: " + s.ref + "\n"
@@ -199,7 +206,7 @@ func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) erro
 	files := map[string]string{"HEAD": head, "config": config, "info/exclude": string(exclude)}
 	if byCopy {
 		files["shallow"] = tip + "\n"
-		if err := s.r.Git.PackCommit(ctx, tip, filepath.Join(git, "objects", "pack")); err != nil {
+		if err := s.r.Git.PackCommit(ctx, tip, "", filepath.Join(git, "objects", "pack")); err != nil {
 			return err
 		}
 	} else {

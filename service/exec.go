@@ -16,8 +16,12 @@ import (
 type ExecRequest = envexec.Request
 
 // Exec runs a command in an env, in its container for a full env, and
-// returns its exit code.
+// returns its exit code. A nil command is a shell; an empty one is
+// refused (CheckCommand).
 func (s *Service) Exec(ctx context.Context, r ExecRequest) (int, error) {
+	if err := CheckCommand("command", r.Cmd); r.Cmd != nil && err != nil {
+		return -1, err
+	}
 	code, err := envexec.Exec(ctx, s.r, r)
 	return code, identityError(err)
 }

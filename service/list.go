@@ -1,10 +1,6 @@
 package service
 
-import (
-	"context"
-
-	"github.com/git-apex/git-apex/exitcode"
-)
+import "context"
 
 // The statuses a list may be narrowed to, beside those of an env.
 const (
@@ -16,13 +12,11 @@ const (
 // destroyed or All), oldest first, with their links and what git says
 // of the live ones.
 func (s *Service) List(ctx context.Context, status string) ([]Env, error) {
-	switch status {
-	case "":
+	if err := CheckStatus(status); err != nil {
+		return nil, err
+	}
+	if status == "" {
 		status = Live
-	case Live, All, "active", "preserved", "destroyed":
-	default:
-		return nil, &FieldError{Field: "status", Err: exitcode.New(exitcode.Usage,
-			"unknown status %q: use active, preserved, destroyed, live or all", status)}
 	}
 	sc := s.startScan(ctx)
 	listed, err := s.m.List(ctx, status != Live && status != "active" && status != "preserved")

@@ -57,6 +57,9 @@ func (s *Service) Start(ctx context.Context, r StartRequest) (*Started, error) {
 	}
 	req := isolation.StartRequest{Identity: id, From: r.From, Branch: r.Branch, Strict: r.Strict, Detach: r.Detach,
 		Parent: r.Parent, Metadata: r.Metadata}
+	if err := CheckMode("isolation", r.Isolation); err != nil {
+		return nil, err
+	}
 	if r.Isolation != "" {
 		if req.Isolation, err = policy.ParseMode(r.Isolation); err != nil {
 			return nil, fieldError("isolation", err)

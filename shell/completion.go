@@ -20,7 +20,7 @@ import (
 
 	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/service"
 )
 
 //go:embed git-apex.bash git-apex.zsh git-apex.fish init.sh init.fish
@@ -71,19 +71,17 @@ var arguments = map[string][]argument{
 	"completion": {shellName}, "shell-init": {shellName},
 }
 
-// modes are the isolation modes an env can have.
-var modes = []string{string(policy.Full), string(policy.Worktree), string(policy.Shared)}
-
 // flagValues are the values flags take, by flag name, or by command and
 // flag name ("batch isolation") where a command takes others; --from
-// takes the repository's branches (see flagArgument).
+// takes the repository's branches (see flagArgument). Statuses and modes
+// are the service's, the lists every front end accepts.
 var flagValues = map[string][]string{
-	"isolation":       modes,
-	"batch isolation": append(slices.Clone(modes), "auto"),
+	"isolation":       service.Modes,
+	"batch isolation": append(slices.Clone(service.Modes), "auto"),
 	"color":           cmdline.Colours,
 	"sort":            cmdline.Sorts,
-	"status":          {"active", "preserved", "destroyed"},
-	"mode":            modes,
+	"status":          service.Statuses,
+	"mode":            service.Modes,
 }
 
 // Source gives what only the repository knows. Each is asked at most

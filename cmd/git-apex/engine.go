@@ -3,6 +3,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/api"
@@ -41,5 +43,10 @@ func mcpAction(c *cli.Context) error {
 	if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 		return err
 	}
-	return mcptools.Serve(c.Context, ".", appVersion(), repoOptions(c))
+	// Outside a repository and with no --repo, the client's roots are served.
+	opts := mcptools.Options{Version: appVersion(), Repo: repoOptions(c), Repos: c.StringSlice("repo")}
+	if _, err := gitx.Open(c.Context, "."); err == nil {
+		opts.Repos = append([]string{"."}, opts.Repos...)
+	}
+	return mcptools.Serve(c.Context, opts, os.Stdin, os.Stdout)
 }

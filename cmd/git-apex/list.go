@@ -23,7 +23,7 @@ func listCommand() *cli.Command {
 			&cli.BoolFlag{Name: "all", Usage: "include destroyed environments"},
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
 			&cli.StringFlag{Name: "sort", Usage: "order by `KEY`: identity, created, updated (newest first), status or mode"},
-			&cli.StringFlag{Name: "status", Usage: "only environments in `STATUS`: active, preserved or destroyed"},
+			&cli.StringFlag{Name: "status", Usage: "only environments in `STATUS`: active, preserved, destroyed, live (active and preserved, the default) or all"},
 			&cli.StringFlag{Name: "mode", Usage: "only environments in `MODE`: full, worktree or shared"},
 		},
 		Action: func(c *cli.Context) error {
@@ -31,12 +31,12 @@ func listCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			filter := cmdline.ListFilter{Status: c.String("status"), Mode: c.String("mode")}
+			filter := cmdline.ListFilter{Mode: c.String("mode")}
 			if len(args) == 1 {
 				filter.Glob = args[0]
 			}
-			status := service.Live
-			if c.Bool("all") || filter.Status == "destroyed" {
+			status := c.String("status")
+			if status == "" && c.Bool("all") {
 				status = service.All
 			}
 			return withRepo(c, func(r *repo.Repo) error {
