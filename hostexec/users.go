@@ -20,6 +20,8 @@ type Process struct {
 	start   int64  // its start time, so that a reused PID is not taken for it
 }
 
+// String names the process: "process 41 (sleep)".
+// String names the process: "process 41 (sleep)".
 func (p Process) String() string { return fmt.Sprintf("process %d (%s)", p.PID, p.Command) }
 
 // Describe names processes in a message: "process 41 (sleep)", or
@@ -38,12 +40,12 @@ func Describe(procs []Process) string {
 // Users finds, in one pass over the processes of this machine, those
 // that use each of dirs (reached through links or not): their working
 // directory, their root or an open file is the directory or below it.
-// The answer maps each of dirs, as given, that has users to them, by PID. Left out are
-// git-apex itself, the processes that started it (the caller's own
-// directory is the caller's rule), the processes it started (git, the
-// policy's hooks), processes this user may not inspect, and processes in
-// another mount namespace (a container's: they end with it). On Linux it
-// reads /proc; elsewhere it finds nothing.
+// The answer maps each of dirs, as given, that has users to them, by
+// PID. Left out are git-apex itself, the processes that started it (the
+// caller's own directory is the caller's rule), the processes it started
+// (git, the policy's hooks), processes this user may not inspect, and
+// processes in another mount namespace (a container's: they end with
+// it). On Linux it reads /proc; elsewhere it finds nothing.
 func Users(dirs []string) map[string][]Process {
 	if len(dirs) == 0 {
 		return nil
