@@ -21,7 +21,6 @@ type Process struct {
 }
 
 // String names the process: "process 41 (sleep)".
-// String names the process: "process 41 (sleep)".
 func (p Process) String() string { return fmt.Sprintf("process %d (%s)", p.PID, p.Command) }
 
 // Describe names processes in a message: "process 41 (sleep)", or
