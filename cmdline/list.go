@@ -106,6 +106,9 @@ func ListTable(envs []service.Env, now time.Time, cwd string, colour bool, width
 			}
 			if e.Git.Container != "" {
 				container = e.Git.Container
+				if e.Engine != "" {
+					container += " on " + e.Engine
+				}
 			}
 		}
 		shown := e.Path

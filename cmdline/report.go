@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/git-apex/git-apex/doctor"
@@ -9,6 +10,7 @@ import (
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/service"
+	"github.com/git-apex/git-apex/trash"
 	"github.com/git-apex/git-apex/words"
 )
 
@@ -37,6 +39,10 @@ func RemovalNotes(res *service.Removal) []string {
 		notes = append(notes, "deleted branch "+e.Branch)
 	case e.Branch != "":
 		notes = append(notes, "kept branch "+e.Branch+" (`git apex remove --delete-branch` deletes it too)")
+	}
+	if res.Trash != nil {
+		notes = append(notes, fmt.Sprintf("discarded %s of uncommitted work into the trash%s; undo with `git apex restore %s`",
+			words.Count(res.Trash.Files, "file"), notKept(res.Trash.NotKept), e.Identity))
 	}
 	return notes
 }
@@ -101,4 +107,35 @@ func Verdict(findings []doctor.Finding) (note string, err error) {
 		return "no problems; " + words.Count(count["suggestion"], "suggestion"), nil
 	}
 	return "", nil
+}
+
+// notKept says which nested repositories a discard deleted without
+// keeping them, or "".
+func notKept(nested []string) string {
+	if len(nested) == 0 {
+		return ""
+	}
+	noun := "repositories"
+	if len(nested) == 1 {
+		noun = "repository"
+	}
+	return fmt.Sprintf(" (not the nested %s %s, which the trash cannot keep)", noun, strings.Join(nested, ", "))
+}
+
+// TrashRows are the rows of `git apex restore --list`.
+func TrashRows(entries []trash.Entry) [][]string {
+	var rows [][]string
+	for _, e := range entries {
+		rows = append(rows, []string{e.Identity, e.At.Local().Format("2006-01-02 15:04:05"), words.Count(e.Files, "file"), BranchOrDetached(e.Branch), e.Path})
+	}
+	return rows
+}
+
+// RestoreNotes say what a restore did.
+func RestoreNotes(res *service.Restored) []string {
+	notes := []string{"restored " + res.Env.Identity + ": " + Describe(res.Env)}
+	if res.BranchRecreated {
+		notes = append(notes, fmt.Sprintf("made branch %s again at %.12s", res.Env.Branch, res.From.Head))
+	}
+	return notes
 }

@@ -9,10 +9,27 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 )
 
-// UnknownSubcommand is the action of a command with subcommands (hooks,
+// HandleUsageErrors makes every usage error of app's commands and
+// subcommands exit 2 on stderr, naming the help to read (cli's default
+// prints the help on stdout and exits 1), and gives a command with
+// subcommands and no action of its own unknownSubcommand.
+func HandleUsageErrors(app *cli.App) {
+	app.OnUsageError = onUsageError
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = onUsageError
+		for _, sub := range cmd.Subcommands {
+			sub.OnUsageError = onUsageError
+		}
+		if len(cmd.Subcommands) > 0 && cmd.Action == nil {
+			cmd.Action = unknownSubcommand
+		}
+	}
+}
+
+// unknownSubcommand is the action of a command with subcommands (hooks,
 // pool) when none of them was named: help, or a usage error for a name
 // that is none of them.
-func UnknownSubcommand(c *cli.Context) error {
+func unknownSubcommand(c *cli.Context) error {
 	if !c.Args().Present() {
 		return cli.ShowSubcommandHelp(c)
 	}
@@ -25,8 +42,8 @@ func UnknownSubcommand(c *cli.Context) error {
 	return UsageError(c, "unknown subcommand %q: use one of %s", c.Args().First(), strings.Join(names, ", "))
 }
 
-// OnUsageError reports bad flags on stderr with exit code 2.
-func OnUsageError(c *cli.Context, err error, _ bool) error {
+// onUsageError reports bad flags on stderr with exit code 2.
+func onUsageError(c *cli.Context, err error, _ bool) error {
 	return UsageError(c, "%v", err)
 }
 

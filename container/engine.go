@@ -33,8 +33,84 @@ type Endpoint struct {
 	// TLS is the context's TLS material (its CA, client certificate and
 	// key), for a tcp:// host; nil when it has none.
 	TLS *tls.Config
+	// TLSDir is the directory TLS was read from (the context's, or
+	// DOCKER_CERT_PATH), and SkipVerify whether the engine's certificate
+	// is taken unchecked; both are recorded to reach the engine again.
+	TLSDir     string
+	SkipVerify bool
 	// Name is the Docker context it was read from; "" when none was.
 	Name string
+}
+
+// record is an Endpoint as a full env's record keeps it (Record).
+type record struct {
+	Host       string `json:"host"`
+	Context    string `json:"context,omitempty"`
+	TLSDir     string `json:"tls_dir,omitempty"`
+	SkipVerify bool   `json:"skip_verify,omitempty"`
+}
+
+// Record is what reaches the engine again whatever DOCKER_HOST and
+// DOCKER_CONTEXT say later (Recorded): its address (Docker's default
+// socket by its path), the context it was read from, and where its TLS
+// material is.
+func (ep Endpoint) Record() string {
+	data, _ := json.Marshal(record{Host: ep.Address(), Context: ep.Name, TLSDir: ep.TLSDir, SkipVerify: ep.SkipVerify})
+	return string(data)
+}
+
+// Recorded is the endpoint a Record describes, its TLS material read
+// again from where it was.
+func Recorded(rec string) (Endpoint, error) {
+	var r record
+	if err := json.Unmarshal([]byte(rec), &r); err != nil || r.Host == "" {
+		return Endpoint{}, fmt.Errorf("unreadable engine record %q", rec)
+	}
+	ep := Endpoint{Host: r.Host, Name: r.Context, TLSDir: r.TLSDir, SkipVerify: r.SkipVerify}
+	if r.TLSDir != "" || r.SkipVerify {
+		tlsConfig, err := contextTLS(r.TLSDir, r.SkipVerify)
+		if err != nil {
+			return Endpoint{}, fmt.Errorf("engine %s: %w", ep, err)
+		}
+		ep.TLS = tlsConfig
+	}
+	return ep, nil
+}
+
+// Address is the engine's address, Docker's default socket spelled out.
+func (ep Endpoint) Address() string {
+	if ep.Host == "" {
+		return "unix://" + dockerSocket
+	}
+	return ep.Host
+}
+
+// String names the engine in messages and in list: its address, after
+// the name of the context it was read from.
+func (ep Endpoint) String() string {
+	if ep.Name != "" {
+		return fmt.Sprintf("%s (context %s)", ep.Address(), ep.Name)
+	}
+	return ep.Address()
+}
+
+// CLI is the Docker command line that reaches the engine: `docker
+// --context NAME` for a context's, else `docker --host ADDRESS`.
+func (ep Endpoint) CLI() string {
+	if ep.Name != "" {
+		return "docker --context " + ep.Name
+	}
+	return "docker --host " + ep.Address()
+}
+
+// EngineName names the engine a record describes (Endpoint.String), or
+// returns the record itself when it cannot be read ("" for "").
+func EngineName(rec string) string {
+	var r record
+	if json.Unmarshal([]byte(rec), &r) != nil || r.Host == "" {
+		return rec
+	}
+	return Endpoint{Host: r.Host, Name: r.Context}.String()
 }
 
 // FindEndpoint finds the engine the way the Docker CLI does: DOCKER_HOST
@@ -44,7 +120,16 @@ type Endpoint struct {
 // context that is named but cannot be read is an error, not a fallback.
 func FindEndpoint() (Endpoint, error) {
 	if host := os.Getenv("DOCKER_HOST"); host != "" {
-		return Endpoint{Host: host}, nil
+		ep := Endpoint{Host: host, TLSDir: os.Getenv("DOCKER_CERT_PATH"), SkipVerify: os.Getenv("DOCKER_TLS_VERIFY") == ""}
+		if ep.TLSDir == "" {
+			return Endpoint{Host: host}, nil
+		}
+		tlsConfig, err := contextTLS(ep.TLSDir, ep.SkipVerify)
+		if err != nil {
+			return Endpoint{}, fmt.Errorf("DOCKER_CERT_PATH %q: %w", ep.TLSDir, err)
+		}
+		ep.TLS = tlsConfig
+		return ep, nil
 	}
 	name := os.Getenv("DOCKER_CONTEXT")
 	if name == "" {
@@ -124,8 +209,11 @@ func ContextEndpoint(name string) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("Docker context %q: %s: %v", name, path, err)
 	}
 	docker := meta.Endpoints["docker"]
-	ep := Endpoint{Host: docker.Host, Name: name}
-	ep.TLS, err = contextTLS(filepath.Join(configDir(), "contexts", "tls", id, "docker"), docker.SkipTLSVerify)
+	ep := Endpoint{Host: docker.Host, Name: name, SkipVerify: docker.SkipTLSVerify}
+	if dir := filepath.Join(configDir(), "contexts", "tls", id, "docker"); isDir(dir) {
+		ep.TLSDir = dir
+	}
+	ep.TLS, err = contextTLS(ep.TLSDir, docker.SkipTLSVerify)
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("Docker context %q: %w", name, err)
 	}
@@ -136,7 +224,7 @@ func ContextEndpoint(name string) (Endpoint, error) {
 // ca.pem the only authority trusted, its cert.pem and key.pem the
 // client's certificate; nil when the directory is not there.
 func contextTLS(dir string, skipVerify bool) (*tls.Config, error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(dir); dir == "" || errors.Is(err, fs.ErrNotExist) {
 		if skipVerify {
 			return &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true}, nil
 		}
@@ -226,7 +314,7 @@ func Connect(ep Endpoint) (Runtime, error) {
 			TLSClientConfig: ep.TLS, MaxIdleConns: 6, IdleConnTimeout: 30 * time.Second,
 		}}))
 	}
-	opts = append(opts, client.WithTLSClientConfigFromEnv(), client.WithAPIVersionFromEnv(), client.WithAPIVersionNegotiation())
+	opts = append(opts, client.WithAPIVersionFromEnv(), client.WithAPIVersionNegotiation())
 	switch {
 	case strings.HasPrefix(ep.Host, "ssh://"):
 		dial, err := sshDialer(ep.Host)
@@ -307,6 +395,11 @@ func podmanHost() string {
 		}
 	}
 	return ""
+}
+
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
 
 func isSocket(path string) bool {

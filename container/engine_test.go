@@ -76,6 +76,51 @@ func TestContextTLS(t *testing.T) {
 	if v, err := version(); err != nil || v != "Docker Engine 99.1" {
 		t.Fatalf("with the context's TLS material: %q, %v", v, err)
 	}
+
+	// Recorded, the engine is reached again through the context's TLS
+	// material whatever DOCKER_HOST and DOCKER_CONTEXT say later.
+	ep, err := FindEndpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONTEXT", "")
+	t.Setenv("DOCKER_HOST", "unix:///nowhere/docker.sock")
+	again, err := Recorded(ep.Record())
+	if err != nil || again.Address() != host || again.String() != host+" (context secure)" {
+		t.Fatalf("recorded %s: %v, %v", ep.Record(), again, err)
+	}
+	if rt, v, err := Reach(context.Background(), again, 10*time.Second); err != nil || v != "Docker Engine 99.1" {
+		t.Fatalf("the recorded engine: %q, %v", v, err)
+	} else {
+		rt.Close()
+	}
+
+	// The same material named by DOCKER_HOST, DOCKER_CERT_PATH and
+	// DOCKER_TLS_VERIFY: recorded, it is found again with those unset.
+	t.Setenv("DOCKER_HOST", host)
+	t.Setenv("DOCKER_CERT_PATH", tlsDir)
+	t.Setenv("DOCKER_TLS_VERIFY", "1")
+	if v, err := version(); err != nil || v != "Docker Engine 99.1" {
+		t.Fatalf("with DOCKER_CERT_PATH: %q, %v", v, err)
+	}
+	ep, err = FindEndpoint()
+	if err != nil || ep.TLSDir != tlsDir || ep.SkipVerify {
+		t.Fatalf("DOCKER_CERT_PATH endpoint: %+v, %v", ep, err)
+	}
+	t.Setenv("DOCKER_HOST", "unix:///nowhere/docker.sock")
+	t.Setenv("DOCKER_CERT_PATH", "")
+	t.Setenv("DOCKER_TLS_VERIFY", "")
+	again, err = Recorded(ep.Record())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt, v, err := Reach(context.Background(), again, 10*time.Second); err != nil || v != "Docker Engine 99.1" {
+		t.Fatalf("the engine recorded from DOCKER_CERT_PATH: %q, %v", v, err)
+	} else {
+		rt.Close()
+	}
+	t.Setenv("DOCKER_CONTEXT", "secure")
+	t.Setenv("DOCKER_HOST", "")
 	os.Remove(filepath.Join(tlsDir, "cert.pem"))
 	if v, err := version(); err == nil {
 		t.Errorf("without a client certificate the engine answered %q", v)
@@ -84,6 +129,21 @@ func TestContextTLS(t *testing.T) {
 	writePEM(t, filepath.Join(tlsDir, "ca.pem"), "CERTIFICATE", other.Raw)
 	if v, err := version(); err == nil {
 		t.Errorf("trusting another authority, the engine answered %q", v)
+	}
+}
+
+// TestRecordDefaultSocket records Docker's default socket by its path,
+// and refuses a record it cannot read.
+func TestRecordDefaultSocket(t *testing.T) {
+	ep, err := Recorded(Endpoint{}.Record())
+	if err != nil || ep.Host != "unix://"+dockerSocket || ep.TLS != nil {
+		t.Fatalf("default socket recorded: %+v, %v", ep, err)
+	}
+	if _, err := Recorded("nonsense"); err == nil {
+		t.Fatal("an unreadable record was read")
+	}
+	if EngineName("") != "" || EngineName(Endpoint{Host: "tcp://h:1", Name: "x"}.Record()) != "tcp://h:1 (context x)" {
+		t.Fatal("EngineName")
 	}
 }
 

@@ -17,7 +17,8 @@ import (
 // its history was not sent). Then, when ref $1 is still at $3 and the
 // worktree still what the last exchange took (tree $4), it moves the
 // ref, and the index and the files when the ref is checked out, from $3
-// to $2, as a fast-forward would, and prints the worktree's new state as
+// to $2, as a fast-forward would (the index's stat data refreshed first:
+// the files were copied in after it was written), and prints the worktree's new state as
 // a tree. It exits 3 when the container moved on since (nothing moved),
 // and 4 when its uncommitted changes stand in the way.
 const handOverScript = snapshotFunc + `git unpack-objects -q || exit 1
@@ -26,6 +27,7 @@ cur=$(git rev-parse -q --verify "$1") || cur=
 [ "$cur" = "$3" ] || exit 3
 [ "$(snapshot)" = "$(git rev-parse -q --verify "$4^{tree}")" ] || exit 3
 if [ "$1" = HEAD ] || [ "$(git symbolic-ref -q HEAD)" = "$1" ]; then
+	git update-index -q --refresh >/dev/null 2>&1
 	git read-tree -m -u "$3" "$2" >&2 || exit 4
 fi
 git update-ref --no-deref "$1" "$2" "$3" || exit 1

@@ -105,7 +105,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		switch {
 		case drift.Kind == heal.None:
 		case drift.Kind == heal.Gitfile && fix:
-			if err := lk.RestoreGitfile(drift.Worktree.Path); err != nil {
+			if err := heal.RestoreGitfile(lk, drift.Worktree.Path); err != nil {
 				add(e.Identity, "problem", "%s; cannot restore it: %v", drift.Describe(e), err)
 			} else {
 				add(e.Identity, "fixed", "%s; restored it", drift.Describe(e))
@@ -155,36 +155,6 @@ func asksFull(pol *policy.Policy) bool {
 		}
 	}
 	return false
-}
-
-// checkContainers reports full envs whose container is gone; with fix it
-// makes them again.
-func (d *Doctor) checkContainers(ctx context.Context, envs []*state.Env, fix bool) []Finding {
-	rt, err := d.r.Runtime(ctx)
-	if err != nil {
-		return nil
-	}
-	var out []Finding
-	for _, e := range envs {
-		if e.Mode != string(policy.Full) || !e.Live() {
-			continue
-		}
-		info, err := rt.Inspect(ctx, e.Container)
-		st := info.State
-		switch {
-		case err != nil:
-			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "cannot inspect its container: " + err.Error()})
-		case st == "missing" && fix:
-			if _, err := sandbox.Remake(ctx, d.r, e); err != nil {
-				out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: err.Error()})
-			} else {
-				out = append(out, Finding{Check: e.Identity, Status: "fixed", Detail: "its container was deleted by hand; made it again"})
-			}
-		case st == "missing":
-			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: "its container was deleted by hand; `git apex doctor --fix` or `git apex exec` makes it again"})
-		}
-	}
-	return out
 }
 
 // checkPlanted reports, in each live full env's worktree, the nested

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/sandbox"
@@ -165,7 +166,7 @@ func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.
 			}
 		}
 	}
-	return "", d.dropContainerOf(ctx, in.Identity)
+	return "", d.dropContainerOf(ctx, in.Identity, in.Engine)
 }
 
 // finishRemoval completes a removal whose process was killed: what is
@@ -180,13 +181,13 @@ func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.
 // what it had checked) goes unchecked.
 func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.Env, in *intent.Intent) (kept string, err error) {
 	check := env.Mode != "shared" && !in.Force && hostpath.Exists(env.Path)
-	if check && d.r.Git.GitfileProblem(env.Path) != "" {
+	if check && heal.GitfileProblem(d.r.Git, env.Path) != "" {
 		worktrees, err := lk.Worktrees(ctx)
 		if err != nil {
 			return "", err
 		}
 		if _, check = gitx.FindWorktree(worktrees, env.Path); check {
-			if err := lk.RestoreGitfile(env.Path); err != nil {
+			if err := heal.RestoreGitfile(lk, env.Path); err != nil {
 				return fmt.Sprintf("%s, whose .git file cannot be put back (%v): the removal cannot be checked", env.Identity, err), nil
 			}
 		}
@@ -201,7 +202,7 @@ func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	if env.Contained() {
-		if err := d.dropContainerOf(ctx, env.Identity); err != nil {
+		if err := d.dropContainerOf(ctx, env.Identity, env.Engine); err != nil {
 			return "", err
 		}
 	}
@@ -221,14 +222,15 @@ func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.
 	return "", err
 }
 
-// dropContainerOf removes identity's container and sandbox when no live
-// env owns them.
-func (d *Doctor) dropContainerOf(ctx context.Context, identity string) error {
+// dropContainerOf removes identity's container, on the engine recorded
+// (a container.Endpoint.Record; "": the repository's own), and its
+// sandbox when no live env owns them.
+func (d *Doctor) dropContainerOf(ctx context.Context, identity, engine string) error {
 	if env, err := d.r.Store.Live(ctx, identity); err != nil || env != nil && env.Contained() {
 		return err
 	}
 	s := sandbox.For(d.r, identity, "", "")
-	if rt, err := d.r.Runtime(ctx); err == nil {
+	if rt, _, err := d.r.Engine(ctx, engine); err == nil {
 		if err := rt.Remove(ctx, s.Name()); err != nil {
 			return err
 		}

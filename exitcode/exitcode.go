@@ -17,7 +17,7 @@ const (
 	Refused     = 3   // refused to protect work: dirty, unmerged, in use, branch held, limit reached
 	Policy      = 4   // invalid policy
 	Git         = 5   // git failed
-	Runtime     = 6   // container runtime unavailable where full mode was required
+	Runtime     = 6   // container runtime unavailable where full mode was required, or a full env's own engine does not answer
 	NotFound    = 7   // no such environment or identity
 	Timeout     = 124 // a command stopped at its timeout (as timeout(1) says)
 	Interrupted = 130 // interrupted by a signal

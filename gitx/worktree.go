@@ -246,7 +246,11 @@ func (l *Locked) FetchBundle(ctx context.Context, file, ref, dst string) error {
 	for line := ""; line != "\n" && err == nil; { // the header ends at an empty line (else index-pack fails)
 		line, err = pack.ReadString('\n')
 	}
-	quarantine, err := os.MkdirTemp(filepath.Join(l.CommonDir, "objects"), "incoming-")
+	if err != nil {
+		return fmt.Errorf("cannot read the bundle's header: %w", err)
+	}
+	// git prune removes a tmp_objdir-* that a killed git-apex left.
+	quarantine, err := os.MkdirTemp(filepath.Join(l.CommonDir, "objects"), "tmp_objdir-incoming-")
 	if err != nil {
 		return err
 	}
@@ -269,6 +273,16 @@ func (l *Locked) SetRef(ctx context.Context, dir, ref, commit, old string) error
 	return err
 }
 
+// Run runs git in dir (the working tree when dir is "") under the lock,
+// with env added to its environment (a temporary GIT_INDEX_FILE, say),
+// and returns stdout: the runner of a package that builds one concern of
+// its own on git's plumbing (trash).
+func (l *Locked) Run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	c := l.command(dir, args, false)
+	c.env = append(gitEnv()[:len(gitEnv()):len(gitEnv())], env...)
+	return run(ctx, c)
+}
+
 // DeleteRef deletes a ref that is not a branch git-apex manages (one of
 // its own under refs/apex/).
 func (l *Locked) DeleteRef(ctx context.Context, ref string) error {
@@ -283,89 +297,6 @@ func (l *Locked) DeleteRef(ctx context.Context, ref string) error {
 func (l *Locked) MoveIndex(ctx context.Context, dir, from, to string) error {
 	_, err := l.runIn(ctx, dir, "read-tree", "-m", "-i", from, to)
 	return err
-}
-
-// GitfileProblem checks the .git file of the linked worktree at path: it
-// must be a regular file that names a git directory directly under the
-// common dir's worktrees/, whose gitdir file names path/.git back. It
-// returns what is wrong, or "". A .git file pointing elsewhere would make
-// every git command there obey another git directory's config.
-func (r *Repo) GitfileProblem(path string) string {
-	dotgit := filepath.Join(path, ".git")
-	info, err := os.Lstat(dotgit)
-	switch {
-	case err != nil:
-		return "it has no .git file"
-	case !info.Mode().IsRegular():
-		return ".git is not a plain file"
-	}
-	target, err := readGitfile(dotgit)
-	if err != nil {
-		return err.Error()
-	}
-	if hostpath.RealPath(filepath.Dir(target)) != hostpath.RealPath(filepath.Join(r.CommonDir, "worktrees")) {
-		return fmt.Sprintf("its .git file points to %s, not to a git directory of this repository's worktrees", target)
-	}
-	back, err := os.ReadFile(filepath.Join(target, "gitdir"))
-	if err != nil || hostpath.RealPath(strings.TrimSpace(string(back))) != hostpath.RealPath(dotgit) {
-		return fmt.Sprintf("its .git file points to %s, which belongs to another worktree", target)
-	}
-	return ""
-}
-
-// readGitfile reads the "gitdir: <path>" line of a .git file, resolving a
-// relative path against the file's directory.
-func readGitfile(name string) (string, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	buf := make([]byte, 4096)
-	n, _ := f.Read(buf)
-	target, ok := strings.CutPrefix(strings.TrimSpace(string(buf[:n])), "gitdir: ")
-	if !ok || target == "" || strings.ContainsAny(target, "\n\x00") {
-		return "", errors.New("its .git file is not a gitdir line")
-	}
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(filepath.Dir(name), target)
-	}
-	return filepath.Clean(target), nil
-}
-
-// RestoreGitfile rewrites the .git file of the linked worktree at path to
-// name the git directory under worktrees/ that git registered for it.
-func (l *Locked) RestoreGitfile(path string) error {
-	dotgit := filepath.Join(path, ".git")
-	if info, err := os.Lstat(dotgit); err == nil && info.IsDir() {
-		return fmt.Errorf("%s is a directory; move it away by hand", dotgit)
-	}
-	admin := filepath.Join(l.CommonDir, "worktrees")
-	entries, err := os.ReadDir(admin)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		back, err := os.ReadFile(filepath.Join(admin, e.Name(), "gitdir"))
-		if err != nil || hostpath.RealPath(strings.TrimSpace(string(back))) != hostpath.RealPath(dotgit) {
-			continue
-		}
-		// The directory may be a container's to write in: the new file is
-		// made afresh (never through a link) and renamed over the old.
-		tmp := dotgit + ".git-apex-tmp"
-		os.Remove(tmp)
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
-		if err != nil {
-			return err
-		}
-		_, err = f.WriteString("gitdir: " + filepath.Join(admin, e.Name()) + "\n")
-		if err := errors.Join(err, f.Close()); err != nil {
-			os.Remove(tmp)
-			return err
-		}
-		return os.Rename(tmp, dotgit)
-	}
-	return fmt.Errorf("git has no registration for %s", path)
 }
 
 // DropWorktree removes whatever is at path and git's registration of it,

@@ -47,7 +47,7 @@ func Diagnose(r *repo.Repo, env *state.Env, worktrees []gitx.Worktree) Drift {
 	}
 	wt, found := gitx.FindWorktree(worktrees, env.Path)
 	if found && !wt.Prunable {
-		if problem := r.Git.GitfileProblem(wt.Path); problem != "" {
+		if problem := GitfileProblem(r.Git, wt.Path); problem != "" {
 			return Drift{Kind: Gitfile, Worktree: wt, Found: true, problem: problem}
 		}
 		if trap.AtTop(wt.Path) {
@@ -160,7 +160,7 @@ func CheckGitfile(r *repo.Repo, env *state.Env) error {
 	if !env.Contained() {
 		return nil
 	}
-	if problem := r.Git.GitfileProblem(env.Path); problem != "" {
+	if problem := GitfileProblem(r.Git, env.Path); problem != "" {
 		return GitfileRefusal(env, problem)
 	}
 	return nil

@@ -52,3 +52,20 @@ func Exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+// ShellQuote quotes s for sh when it holds anything but plain path
+// characters, so that a command git-apex suggests with a path in it (an
+// `rm` of what a container planted) stays one word, whatever the name.
+func ShellQuote(s string) string {
+	plain := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+@:,=", r)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -26,6 +26,9 @@ type Intent struct {
 	Branch    string `json:"branch,omitempty"`
 	NewBranch bool   `json:"new_branch,omitempty"` // start: the branch is made by it, at Start
 	Start     string `json:"start,omitempty"`      // start: the commit it starts from
+	// Engine is, on a start in full isolation, the record of the engine
+	// its container is made on (container.Endpoint.Record).
+	Engine string `json:"engine,omitempty"`
 	// DeleteBranch is set on a removal that deletes the branch (checked
 	// before the intent was written).
 	DeleteBranch bool `json:"delete_branch,omitempty"`

@@ -19,9 +19,11 @@ type Ending struct {
 
 // CloseIdentity ends an identity: a link is dropped, an env's own identity is
 // marked closed. When no identity still uses the env, it is removed if
-// that is safe, else kept as preserved with the reason. The env holding
-// cwd is kept; kill ends the processes working in it rather than keep it.
-func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string, kill bool) (*Ending, error) {
+// that is safe, else kept as preserved with the reason; with force, it is
+// removed as `remove --force` removes (its uncommitted work kept in the
+// trash). The env holding cwd is kept; kill ends the processes working
+// in it rather than keep it.
+func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string, force, kill bool) (*Ending, error) {
 	lk, env, link, err := m.r.LockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
@@ -40,7 +42,7 @@ func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string, kill 
 	if err != nil || len(users) > 0 {
 		return &Ending{Env: env, StillUsedBy: users}, err
 	}
-	return m.end(ctx, lk, env, cwd, "closed", kill)
+	return m.end(ctx, lk, env, cwd, "closed", force, kill)
 }
 
 // users lists the open identities that use an env.
@@ -56,11 +58,12 @@ func (m *Manager) users(ctx context.Context, env *state.Env) ([]string, error) {
 	return users, err
 }
 
-// end removes an env nobody uses any more, without force. When the
-// removal is refused or fails, the env is kept as preserved with the
-// reason, a warning, and a "skipped" event.
-func (m *Manager) end(ctx context.Context, lk *gitx.Locked, env *state.Env, cwd, outcome string, kill bool) (*Ending, error) {
-	res, err := m.RemoveLocked(ctx, lk, env, RemoveOptions{Cwd: cwd, Kill: kill})
+// end removes an env nobody uses any more (force: as `remove --force`
+// does; kill: its processes ended). When the removal is refused or
+// fails, the env is kept as preserved with the reason, a warning, and a
+// "skipped" event.
+func (m *Manager) end(ctx context.Context, lk *gitx.Locked, env *state.Env, cwd, outcome string, force, kill bool) (*Ending, error) {
+	res, err := m.RemoveLocked(ctx, lk, env, RemoveOptions{Cwd: cwd, Force: force, Kill: kill})
 	if err == nil {
 		return &Ending{Env: env, Removed: res}, nil
 	}

@@ -43,7 +43,8 @@ func (c containerProvider) create(ctx context.Context, lk *gitx.Locked, p *plan,
 	}
 	rt, err := c.r.Runtime(ctx) // MakeContainer connected it
 	undoContainer := func(ctx context.Context) error { return rt.Remove(ctx, id) }
-	return made{undo: undoAll(tree.undo, undoSandbox, undoContainer), container: id}, err
+	ep, _ := c.r.Endpoint(ctx)
+	return made{undo: undoAll(tree.undo, undoSandbox, undoContainer), container: id, engine: ep.Record()}, err
 }
 
 // remove deletes the worktree, then the container and the sandbox. The
@@ -56,9 +57,9 @@ func (c containerProvider) remove(ctx context.Context, lk *gitx.Locked, env *sta
 	if env.Container == "" {
 		return os.RemoveAll(sandboxDir)
 	}
-	rt, err := c.r.Runtime(ctx)
+	rt, ep, err := c.r.Engine(ctx, env.Engine)
 	if err != nil {
-		c.r.Warnf("%s: its container %s was left: %v; remove it with `docker rm -f %s`", env.Identity, repo.Short(env.Container), err, repo.Short(env.Container))
+		c.r.Warnf("%s: its container %s was not removed: %v; remove it with `%s rm -f %s`", env.Identity, repo.Short(env.Container), err, ep.CLI(), repo.Short(env.Container))
 		return os.RemoveAll(sandboxDir)
 	}
 	return errors.Join(rt.Remove(ctx, env.Container), os.RemoveAll(sandboxDir))

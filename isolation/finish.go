@@ -27,5 +27,5 @@ func (m *Manager) Finish(ctx context.Context, identity string, failed bool, cwd 
 	if failed {
 		outcome = "finished with failure"
 	}
-	return m.end(ctx, lk, env, cwd, outcome, kill)
+	return m.end(ctx, lk, env, cwd, outcome, false, kill)
 }

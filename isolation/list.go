@@ -105,11 +105,12 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 	if err != nil {
 		return err
 	}
-	var rt container.Runtime
+	// Each full env's container is looked for on the engine it was made
+	// on: one connection per engine, made before the workers start.
+	engines := map[string]container.Runtime{}
 	for _, e := range live {
-		if e.Mode == string(policy.Full) {
-			rt, _ = m.r.Runtime(ctx)
-			break
+		if _, ok := engines[e.Engine]; !ok && e.Mode == string(policy.Full) {
+			engines[e.Engine], _, _ = m.r.Engine(ctx, e.Engine)
 		}
 	}
 	more := m.r.Personal(ctx).StatusFiles
@@ -125,7 +126,7 @@ func (m *Manager) describe(ctx context.Context, listed []Listed, subset bool) er
 		g.Go(func() error {
 			if l.Env.Mode == string(policy.Full) {
 				l.Container = "unknown"
-				if rt != nil {
+				if rt := engines[l.Env.Engine]; rt != nil {
 					if info, err := rt.Inspect(ctx, l.Env.Container); err == nil {
 						l.Container = info.State
 					}

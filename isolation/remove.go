@@ -14,6 +14,7 @@ import (
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trash"
 	"github.com/git-apex/git-apex/words"
 )
 
@@ -38,6 +39,9 @@ type RemoveResult struct {
 	BranchDeleted bool
 	AlreadyGone   bool     // its directory had been deleted by hand
 	DroppedLinks  []string // links that resolved to it
+	// Trash is where a forced removal kept the uncommitted work it
+	// discarded (`git apex restore` brings it back); nil when there was none.
+	Trash *trash.Entry
 }
 
 // Remove deletes an env's worktree and marks it destroyed, dropping the
@@ -78,6 +82,10 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	forceHint := fmt.Sprintf("`git apex remove --force %s`", identity)
 
+	// A full env's container is removed where it is, never looked for elsewhere.
+	if err := sandbox.Reach(ctx, m.r, env); err != nil && !opts.Force {
+		return nil, exitcode.New(exitcode.Runtime, "cannot remove %s: %v; make it answer and retry, or run %s to remove the environment and leave its container there", identity, err, forceHint)
+	}
 	// What a full env's container made comes back first: every check below sees it.
 	back, err := sandbox.Result{}, opts.BackErr
 	if err == nil {
@@ -181,11 +189,15 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	if removeTree {
 		// git worktree remove would check this in a git status of its own,
 		// which no trap.Watch could stop, and refuses any worktree with
-		// submodules: this one counts them.
+		// submodules: this one counts them. Forced, what it finds is kept
+		// in the trash before it goes.
 		if !opts.Force {
 			if err := dirtyRefusal(); err != nil {
 				return nil, err
 			}
+		} else if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
+			Path: env.Path}, env.Contained(), m.r.Store.Now()); err != nil {
+			return nil, err
 		}
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env); err != nil {
 			return nil, err

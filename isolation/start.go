@@ -83,6 +83,7 @@ type target struct {
 type made struct {
 	undo      func(context.Context) error // removes all of it; nil when nothing was made
 	container string                      // a full env's container
+	engine    string                      // the record of the engine it is on (state.Env.Engine)
 	pooled    bool                        // the worktree came from a warm pool slot
 }
 
@@ -487,6 +488,11 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 	}
 	in := &intent.Intent{Op: "start", Identity: env.Identity, Path: t.path, Branch: p.branch,
 		NewBranch: p.branch != "" && !t.branchExists, Start: t.start}
+	if p.mode == policy.Full {
+		if ep, err := m.r.Endpoint(ctx); err == nil { // connected by sandbox.Ready
+			in.Engine = ep.Record()
+		}
+	}
 	if p.mode != policy.Shared {
 		if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
 			return nil, err
@@ -507,7 +513,7 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 	} else if err != nil && isContainerError(err) {
 		err = strictFull(p.id, err.Error())
 	}
-	env.Container = got.container
+	env.Container, env.Engine = got.container, got.engine
 	if err == nil {
 		kind, from := "created", ""
 		if t.recreate {

@@ -56,6 +56,7 @@ type Policy struct {
 	Pool      Pool                `toml:"pool"`
 	Requests  Requests            `toml:"requests"`
 	Batch     Batch               `toml:"batch"`
+	Trash     Trash               `toml:"trash"`
 	Remove    Remove              `toml:"remove"`
 
 	// File is where the policy was read from; "" for the built-in defaults.
@@ -154,6 +155,13 @@ func (r Requests) Hosts() []string {
 	return []string{r.Host}
 }
 
+// Trash is the [trash] table.
+type Trash struct {
+	// Keep is how long the uncommitted work a forced removal discarded
+	// stays restorable (`git apex restore`); `git apex gc` drops older.
+	Keep Duration `toml:"keep"`
+}
+
 // Pool is the [pool] table.
 type Pool struct {
 	Size int `toml:"size"`
@@ -182,6 +190,7 @@ func Default() *Policy {
 		Container: Container{Network: "bridge", User: "host", Shell: "/bin/sh", ConnectTimeout: Duration(20 * time.Second), Transfer: "auto",
 			MaxTransfer: 1 << 30, ExchangeTimeout: Duration(5 * time.Minute)},
 		Requests: Requests{Host: "auto"},
+		Trash:    Trash{Keep: Duration(14 * 24 * time.Hour)},
 		Remove:   Remove{KillGrace: Duration(5 * time.Second)},
 	}
 }

@@ -110,6 +110,11 @@ host = "auto"
 # The remote to fetch it from; unset: origin, else the only remote.
 # remote = "upstream"
 
+[trash]
+# How long the uncommitted work "git apex remove --force" discards stays
+# restorable with "git apex restore"; "git apex gc" drops older work.
+keep = "14d"
+
 [remove]
 # How long processes still running in an environment that "remove --kill"
 # ends have between SIGTERM and SIGKILL.

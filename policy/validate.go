@@ -75,6 +75,9 @@ func (p *Policy) validate() *Error {
 	if c.ConnectTimeout <= 0 {
 		return bad("container.connect_timeout", "must be longer than 0, like \"20s\"")
 	}
+	if p.Trash.Keep <= 0 {
+		return bad("trash.keep", "must be longer than 0, like \"14d\"")
+	}
 	if c.ExchangeTimeout <= 0 {
 		return bad("container.exchange_timeout", "must be longer than 0, like \"5m\"")
 	}

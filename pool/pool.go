@@ -22,6 +22,7 @@ import (
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trash"
 	"github.com/git-apex/git-apex/words"
 )
 
@@ -197,23 +198,24 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 	return slots, n, err
 }
 
-// Drain removes the idle slots and returns how many. With all, slots
-// still leased by a running process are then refused (exit 3, naming
-// them): their work is never deleted under them. An idle slot that a
-// process works in (hostexec.Users: one left by a batch task, a shell)
-// is kept too, and refused naming it, unless kill: then it is ended
-// first (SIGTERM, then SIGKILL after [remove].kill_grace).
-func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, error) {
+// Drain removes the idle slots and returns how many, and the trash
+// entries it kept of them (see removeIdle). With all, slots still leased
+// by a running process are then refused (exit 3, naming them): their
+// work is never deleted under them. An idle slot that a process works in
+// (hostexec.Users: one left by a batch task, a shell) is kept too, and
+// refused naming it, unless kill: then it is ended first (SIGTERM, then
+// SIGKILL after [remove].kill_grace).
+func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
 	if _, err := p.Reclaim(ctx, nil); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	slots, err := p.r.Store.Pool().All(ctx)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	lk, err := p.r.Lock(ctx)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer lk.Unlock()
 	var idle, busy []string
@@ -224,6 +226,7 @@ func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, error) {
 	}
 	users := hostexec.Users(idle)
 	n := 0
+	var kept []trash.Entry
 	for _, s := range slots {
 		if s.Leased() {
 			continue
@@ -233,27 +236,53 @@ func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, error) {
 			continue
 		} else if len(procs) > 0 {
 			if err := hostexec.End(procs, p.r.KillGrace()); err != nil {
-				return n, exitcode.New(exitcode.Refused, "cannot drain pool slot %s: %v", s.Path, err)
+				return n, kept, exitcode.New(exitcode.Refused, "cannot drain pool slot %s: %v", s.Path, err)
 			}
 			p.r.Notef("pool slot %s: ended %s", s.Path, hostexec.Describe(procs))
 		}
+		warm := s.Warm != state.Warm{}
 		p.dropWarm(ctx, s, nil)
-		if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
-			return n, err
+		entry, err := p.removeIdle(ctx, lk, s, warm)
+		if entry != nil {
+			kept = append(kept, *entry)
+		}
+		if err != nil {
+			return n, kept, err
 		}
 		if err := p.r.Store.Pool().Drop(ctx, s.ID); err != nil {
-			return n, err
+			return n, kept, err
 		}
 		n++
 	}
 	if len(busy) > 0 {
-		return n, exitcode.New(exitcode.Refused, "cannot drain %s in use: %s; stop them, or run `git apex pool drain --kill`",
+		return n, kept, exitcode.New(exitcode.Refused, "cannot drain %s in use: %s; stop them, or run `git apex pool drain --kill`",
 			words.Count(len(busy), "slot"), strings.Join(busy, "; "))
 	}
 	if all {
-		return n, stillLeased(slots)
+		return n, kept, stillLeased(slots)
 	}
-	return n, nil
+	return n, kept, nil
+}
+
+// removeIdle removes an idle slot's worktree. A release leaves it clean,
+// so what git finds changed in it was changed by hand: that is kept in
+// the trash first, as the work of the identity task-<slot>, which
+// `git apex restore` makes into an env at the slot's commit. A slot a
+// warm container was made for holds nothing of the user's, and goes as
+// it is.
+func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) (*trash.Entry, error) {
+	var kept *trash.Entry
+	if !warm && hostpath.Exists(s.Path) {
+		what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
+		var err error
+		if kept, err = trash.Record(ctx, lk, what, false, p.r.Store.Now()); err != nil {
+			return nil, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
+		}
+	}
+	if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
+		return kept, err
+	}
+	return kept, nil
 }
 
 // Lease is a slot held by this process.

@@ -55,6 +55,9 @@ type Repo struct {
 
 	warnMu sync.Mutex
 	warned []string // the warnings printed, for Warnings
+
+	engines   map[string]*reached // each engine reached, by its record (see Engine)
+	enginesMu sync.Mutex
 }
 
 // Open opens the repository containing dir and its state database. The
@@ -97,8 +100,10 @@ func StatePath(git *gitx.Repo) string { return filepath.Join(git.ApexDir(), "sta
 
 // Close closes the state database and the runtime connection.
 func (r *Repo) Close() error {
-	if r.rt != nil {
-		r.rt.Close()
+	for _, e := range r.engines {
+		if e.rt != nil {
+			e.rt.Close()
+		}
 	}
 	return r.Store.Close()
 }

@@ -80,7 +80,7 @@ func (s *Sandbox) user(ctx context.Context, pol *policy.Policy) (user string, ha
 			return pol.Container.User, false, err
 		}
 	}
-	e, err := EngineOf(ctx, s.r, s.engine)
+	e, err := s.on(ctx)
 	if err != nil {
 		return "", false, err
 	}
@@ -156,10 +156,11 @@ func (s *Sandbox) spec(pol *policy.Policy, trusted bool, user string) container.
 // (which must exist), copying its files in first in copy mode, and
 // returns its id; on failure it removes what it made.
 func (s *Sandbox) MakeContainer(ctx context.Context, pol *policy.Policy) (string, error) {
-	rt, err := s.runtime(ctx)
+	eng, err := s.on(ctx)
 	if err != nil {
 		return "", err
 	}
+	rt := eng.Runtime
 	trusted, _, err := s.r.Trusted(pol)
 	if err != nil {
 		return "", err
@@ -192,10 +193,11 @@ func (s *Sandbox) MakeContainer(ctx context.Context, pol *policy.Policy) (string
 // running returns the runtime with the sandbox's container id running,
 // starting it if it stopped.
 func (s *Sandbox) running(ctx context.Context, id string) (container.Runtime, error) {
-	rt, err := s.runtime(ctx)
+	eng, err := s.on(ctx)
 	if err != nil {
 		return nil, err
 	}
+	rt := eng.Runtime
 	info, err := rt.Inspect(ctx, id)
 	switch {
 	case err != nil:

@@ -49,7 +49,7 @@ func (s *Sandbox) byCopy(ctx context.Context, pol *policy.Policy) (bool, error) 
 	case "mount":
 		return false, nil
 	}
-	e, err := EngineOf(ctx, s.r, s.engine)
+	e, err := s.on(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -72,10 +72,11 @@ func (s *Sandbox) CopyFiles(ctx context.Context, ctr string, paths []string, pol
 	if !s.Copied() {
 		return nil
 	}
-	rt, err := s.runtime(ctx)
+	eng, err := s.on(ctx)
 	if err != nil {
 		return err
 	}
+	rt := eng.Runtime
 	user, _, err := s.user(ctx, pol)
 	if err != nil {
 		return err

@@ -44,18 +44,28 @@ func BringBackEnv(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state
 	return b, errors.Join(records...)
 }
 
-// Running returns the runtime and a running container for a full env: it
-// starts one that stopped and, under the repository lock, makes one that
-// was deleted by hand, or that an earlier git-apex made with the old
-// layout, again.
+// Running returns the runtime and a running container for a full env,
+// on the engine it was made on (state.Env.Engine) whatever the
+// environment names now: it starts one that stopped and, under the
+// repository lock, makes one that was deleted by hand, or that an
+// earlier git-apex made with the old layout, again, on that engine. An
+// engine that does not answer is exit 6, and no container is made
+// elsewhere. An env made before engines were recorded records the
+// engine its container is found on.
 func Running(ctx context.Context, r *repo.Repo, env *state.Env) (container.Runtime, string, error) {
-	rt, err := r.Runtime(ctx)
+	eng, err := OfEnv(r, env).on(ctx)
 	if err != nil {
 		return nil, "", exitcode.New(exitcode.Runtime, "cannot run in %s: %v", env.Identity, err)
 	}
+	rt := eng.Runtime
 	info, err := rt.Inspect(ctx, env.Container)
 	if err != nil {
 		return nil, "", err
+	}
+	if env.Engine == "" && info.State != "missing" {
+		if err := pin(ctx, r, env); err != nil {
+			return nil, "", err
+		}
 	}
 	switch {
 	case info.State == "missing" || info.Labels[LabelLayout] != Layout:
@@ -93,11 +103,12 @@ func Remake(ctx context.Context, r *repo.Repo, env *state.Env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rt, err := r.Runtime(ctx)
+	s := OfEnv(r, env)
+	eng, err := s.on(ctx)
 	if err != nil {
 		return "", exitcode.New(exitcode.Runtime, "cannot make the container of %s again: %v", env.Identity, err)
 	}
-	s := OfEnv(r, env)
+	rt := eng.Runtime
 	tip, err := s.HostTip(ctx)
 	if err == nil && (!s.Exists() || s.Copied()) { // a copied container's files come from the host again
 		err = s.Make(ctx, tip, pol)
@@ -120,9 +131,38 @@ func Remake(ctx context.Context, r *repo.Repo, env *state.Env) (string, error) {
 		return "", exitcode.New(exitcode.Runtime, "cannot make the container of %s again: %v", env.Identity, err)
 	}
 	env.Container = id
+	if env.Engine == "" {
+		ep, err := r.Endpoint(ctx)
+		if err != nil {
+			return "", err
+		}
+		env.Engine = ep.Record()
+	}
 	if err := r.Store.Save(ctx, env, "recreated", "container "+repo.Short(old)+" "+why+"; made "+repo.Short(id)); err != nil {
 		return "", err
 	}
 	r.Notef("%s: its container %s; made it again", env.Identity, why)
 	return id, nil
+}
+
+// pin records, for a full env made before engines were recorded, the
+// repository's engine, where its container was just found.
+func pin(ctx context.Context, r *repo.Repo, env *state.Env) error {
+	ep, err := r.Endpoint(ctx)
+	if err != nil {
+		return err
+	}
+	env.Engine = ep.Record()
+	return r.Store.Save(ctx, env, "pinned", "its container "+repo.Short(env.Container)+" is on "+ep.String())
+}
+
+// Reach checks that the engine a full env's container is on answers
+// (the one it was made on, whatever the environment names now); nil for
+// an env with no container.
+func Reach(ctx context.Context, r *repo.Repo, env *state.Env) error {
+	if !env.Contained() || !env.Live() || env.Container == "" {
+		return nil
+	}
+	_, err := OfEnv(r, env).on(ctx)
+	return err
 }

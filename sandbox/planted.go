@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
@@ -100,23 +101,7 @@ func RemoveCommand(worktree, rel string) string {
 			return ""
 		}
 	}
-	return "rm -rf " + shellQuote(p)
-}
-
-// shellQuote quotes s for sh when it holds anything but plain path
-// characters.
-func shellQuote(s string) string {
-	plain := true
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+@:,=", r)) {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return "rm -rf " + hostpath.ShellQuote(p)
 }
 
 // WarnPlanted warns of what Planted finds in a full env's worktree; list

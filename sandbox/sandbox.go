@@ -69,10 +69,11 @@ type Sandbox struct {
 	ref      string // what comes back: refs/heads/<branch>, or HEAD when detached
 	port     int    // the first of the env's port block, published with a bridge network; 0: none
 	engine   *Engine
+	pin      string // the record of the engine its env was made on (state.Env.Engine); "": none
 }
 
-// Engine is an engine a sandbox's container runs on other than the
-// repository's own: one of those a batch spreads its tasks over.
+// Engine is an engine a sandbox's container runs on: one of those a
+// batch spreads its tasks over, or the one a full env was made on.
 type Engine struct {
 	Name     string // its Docker context
 	Endpoint container.Endpoint
@@ -113,13 +114,17 @@ func EngineOf(ctx context.Context, r *repo.Repo, engine *Engine) (*Engine, error
 	return &Engine{Endpoint: ep, Runtime: rt}, err
 }
 
-// runtime is the engine the sandbox's container runs on.
-func (s *Sandbox) runtime(ctx context.Context) (container.Runtime, error) {
-	e, err := EngineOf(ctx, s.r, s.engine)
+// on is the engine the sandbox's container runs on: a batch task's
+// (On), else the one its env was made on, else the repository's own.
+func (s *Sandbox) on(ctx context.Context) (*Engine, error) {
+	if s.engine != nil || s.pin == "" {
+		return EngineOf(ctx, s.r, s.engine)
+	}
+	rt, ep, err := s.r.Engine(ctx, s.pin)
 	if err != nil {
 		return nil, err
 	}
-	return e.Runtime, nil
+	return &Engine{Name: ep.Name, Endpoint: ep, Runtime: rt}, nil
 }
 
 // For names the sandbox of identity's container, working in worktree on
@@ -133,9 +138,12 @@ func For(r *repo.Repo, identity, worktree, branch string) *Sandbox {
 	return &Sandbox{r: r, dir: filepath.Join(Root(r), name), name: name, identity: identity, worktree: worktree, ref: ref}
 }
 
-// OfEnv is a full env's sandbox.
+// OfEnv is a full env's sandbox, its container on the engine the env
+// was made on.
 func OfEnv(r *repo.Repo, env *state.Env) *Sandbox {
-	return For(r, env.Identity, env.Path, env.Branch).WithPorts(env.Metadata[state.PortKey])
+	s := For(r, env.Identity, env.Path, env.Branch).WithPorts(env.Metadata[state.PortKey])
+	s.pin = env.Engine
+	return s
 }
 
 // WithPorts makes the container publish the port block that starts at

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/policy"
@@ -20,6 +21,7 @@ type Env struct {
 	Mode        string            `json:"mode"`
 	ModeAsked   string            `json:"mode_asked"`
 	Container   string            `json:"container,omitempty"` // full envs: the container's id
+	Engine      string            `json:"engine,omitempty"`    // full envs: the engine it is on (container.EngineName)
 	Path        string            `json:"path"`
 	Branch      string            `json:"branch"` // "" when detached
 	Base        string            `json:"base"`
@@ -113,7 +115,7 @@ func envOf(e *state.Env) Env {
 	return Env{
 		Identity: e.Identity, Workflow: e.Workflow, Name: e.Name, Mode: e.Mode, ModeAsked: e.ModeAsked,
 		Path: e.Path, Branch: e.Branch, Base: e.Base, StartCommit: e.StartCommit, Status: string(e.Status),
-		Container: e.Container, Closed: e.IdentityClosed, Metadata: meta, CreatedAt: state.Stamp(e.CreatedAt), UpdatedAt: state.Stamp(e.UpdatedAt),
+		Container: e.Container, Engine: container.EngineName(e.Engine), Closed: e.IdentityClosed, Metadata: meta, CreatedAt: state.Stamp(e.CreatedAt), UpdatedAt: state.Stamp(e.UpdatedAt),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -21,9 +22,10 @@ func eventOf(ev state.Event) Event {
 }
 
 // Log returns the event log, oldest first: all of it, or an identity's
-// and its env's.
+// and its env's. An identity with no env and no events is not found
+// (exit 7). The log is the state's: no env's lifecycle is involved.
 func (s *Service) Log(ctx context.Context, identity string) ([]Event, error) {
-	events, err := s.m.Log(ctx, identity)
+	events, err := s.events(ctx, identity)
 	if err != nil {
 		return nil, identityError(err)
 	}
@@ -32,6 +34,26 @@ func (s *Service) Log(ctx context.Context, identity string) ([]Event, error) {
 		out = append(out, eventOf(ev))
 	}
 	return out, nil
+}
+
+// events reads the log: all of it, or an identity's and its env's (the
+// live one, else its latest destroyed one).
+func (s *Service) events(ctx context.Context, identity string) ([]state.Event, error) {
+	var envID int64
+	if identity != "" {
+		env, err := s.r.Find(ctx, identity)
+		switch {
+		case err == nil:
+			envID = env.ID
+		case exitcode.Of(err) != exitcode.NotFound:
+			return nil, err // an identity with no env may still have events
+		}
+	}
+	events, err := s.r.Store.Events(ctx, identity, envID)
+	if err == nil && identity != "" && len(events) == 0 {
+		return nil, exitcode.New(exitcode.NotFound, "nothing is known of %s", identity)
+	}
+	return events, err
 }
 
 // FollowInterval is how often Follow looks for new events. Events come

@@ -5,6 +5,7 @@ import (
 
 	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/sandbox"
+	"github.com/git-apex/git-apex/trash"
 )
 
 // RemoveRequest asks to remove an env (isolation.Manager.Remove).
@@ -22,6 +23,9 @@ type Removal struct {
 	BranchDeleted bool     `json:"branch_deleted"`
 	AlreadyGone   bool     `json:"already_gone"`  // its directory had been deleted by hand
 	DroppedLinks  []string `json:"dropped_links"` // links that resolved to it
+	// Trash is where a forced removal kept the uncommitted work it
+	// discarded: `git apex restore <identity>` brings it back.
+	Trash *trash.Entry `json:"trash,omitempty"`
 }
 
 // Remove removes an env's worktree and marks it destroyed; it refuses
@@ -33,6 +37,9 @@ func (s *Service) Remove(ctx context.Context, r RemoveRequest) (*Removal, error)
 	opts := isolation.RemoveOptions{Force: r.Force, DeleteBranch: r.DeleteBranch, Cwd: r.Cwd, Kill: r.Kill}
 	if env, _, err := s.r.Resolve(ctx, r.Identity); err == nil {
 		_, opts.BackErr = sandbox.BringBackEnv(ctx, s.r, nil, env)
+		if ctx.Err() != nil { // interrupted while reading: nothing is removed, forced or not
+			return nil, ctx.Err()
+		}
 	}
 	res, err := s.m.Remove(ctx, r.Identity, opts)
 	if err != nil {
@@ -46,7 +53,7 @@ func removalOf(res *isolation.RemoveResult) *Removal {
 	if dropped == nil {
 		dropped = []string{}
 	}
-	return &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped}
+	return &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped, Trash: res.Trash}
 }
 
 // The outcomes of close and finish.
@@ -79,14 +86,16 @@ func endingOf(end *isolation.Ending) *Ending {
 
 // EndOptions are what close and finish take from their caller.
 type EndOptions struct {
-	Cwd  string // the caller's directory: the env holding it is kept
-	Kill bool   // end the processes working in the env rather than keep it
+	Cwd   string // the caller's directory: the env holding it is kept
+	Force bool   // close: remove it as remove --force does
+	Kill  bool   // end the processes working in the env rather than keep it
 }
 
 // Close ends an identity, and removes its env once no identity uses it
-// when that is safe; else keeps it as preserved with the reason.
+// when that is safe (with Force: whatever it holds, its uncommitted work
+// kept in the trash); else keeps it as preserved with the reason.
 func (s *Service) Close(ctx context.Context, identity string, opts EndOptions) (*Ending, error) {
-	end, err := s.m.CloseIdentity(ctx, identity, opts.Cwd, opts.Kill)
+	end, err := s.m.CloseIdentity(ctx, identity, opts.Cwd, opts.Force, opts.Kill)
 	if err != nil {
 		return nil, identityError(err)
 	}

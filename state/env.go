@@ -34,7 +34,11 @@ type Env struct {
 	Base        string // branch its work is measured against
 	StartCommit string
 	Container   string
-	Status      Status
+	// Engine is the record of the engine its container is on
+	// (container.Endpoint.Record); "" when it has none, or was made before
+	// engines were recorded and its container was not found since.
+	Engine string
+	Status Status
 	// IdentityClosed is set when the env's own identity was closed while
 	// links still used the env: the identity is free for a new env.
 	IdentityClosed bool
@@ -66,14 +70,14 @@ const PortKey = "port"
 func (e *Env) Contained() bool { return e.Mode == "full" }
 
 const envColumns = `id, identity, workflow, name, mode_asked, mode, path, branch, base,
-	start_commit, container, status, identity_closed, coalesce(parent_id, 0), metadata, created_at, updated_at`
+	start_commit, container, engine, status, identity_closed, coalesce(parent_id, 0), metadata, created_at, updated_at`
 
 func scanEnv(row scanner) (*Env, error) {
 	var e Env
 	var meta string
 	var created, updated int64
 	err := row.Scan(&e.ID, &e.Identity, &e.Workflow, &e.Name, &e.ModeAsked, &e.Mode, &e.Path,
-		&e.Branch, &e.Base, &e.StartCommit, &e.Container, &e.Status, &e.IdentityClosed, &e.ParentID, &meta, &created, &updated)
+		&e.Branch, &e.Base, &e.StartCommit, &e.Container, &e.Engine, &e.Status, &e.IdentityClosed, &e.ParentID, &meta, &created, &updated)
 	if err != nil {
 		return nil, err
 	}
@@ -138,10 +142,10 @@ func (s *Store) Create(ctx context.Context, e *Env, kind, detail string) error {
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO envs (identity, workflow, name, mode_asked, mode, path,
-			branch, base, start_commit, container, status, parent_id, metadata, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, 0), ?, ?, ?)`,
+			branch, base, start_commit, container, engine, status, parent_id, metadata, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, 0), ?, ?, ?)`,
 			e.Identity, e.Workflow, e.Name, e.ModeAsked, e.Mode, e.Path, e.Branch, e.Base, e.StartCommit,
-			e.Container, e.Status, e.ParentID, string(meta), now.UnixMilli(), now.UnixMilli())
+			e.Container, e.Engine, e.Status, e.ParentID, string(meta), now.UnixMilli(), now.UnixMilli())
 		if err != nil {
 			return uniqueError(err)
 		}
@@ -153,8 +157,8 @@ func (s *Store) Create(ctx context.Context, e *Env, kind, detail string) error {
 	})
 }
 
-// Save writes an env's changed fields (mode, path, branch, container,
-// status, identity_closed, metadata) and an event in one transaction. To
+// Save writes an env's changed fields (mode, path, branch, base,
+// container, engine, status, identity_closed, metadata) and an event in one transaction. To
 // destroy an env, use Destroy.
 func (s *Store) Save(ctx context.Context, e *Env, kind, detail string) error {
 	now := s.now()
@@ -168,9 +172,9 @@ func (s *Store) Save(ctx context.Context, e *Env, kind, detail string) error {
 }
 
 func save(ctx context.Context, tx *sql.Tx, now time.Time, e *Env, meta, kind, detail string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE envs SET mode = ?, path = ?, branch = ?, container = ?,
-		status = ?, identity_closed = ?, metadata = ?, updated_at = ? WHERE id = ?`,
-		e.Mode, e.Path, e.Branch, e.Container, e.Status, e.IdentityClosed, meta, now.UnixMilli(), e.ID)
+	_, err := tx.ExecContext(ctx, `UPDATE envs SET mode = ?, path = ?, branch = ?, base = ?, container = ?,
+		engine = ?, status = ?, identity_closed = ?, metadata = ?, updated_at = ? WHERE id = ?`,
+		e.Mode, e.Path, e.Branch, e.Base, e.Container, e.Engine, e.Status, e.IdentityClosed, meta, now.UnixMilli(), e.ID)
 	if err != nil {
 		return uniqueError(err)
 	}

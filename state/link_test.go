@@ -78,8 +78,15 @@ func TestMigratesVersion1(t *testing.T) {
 	db.Close()
 	s := open(t, path)
 	e, err := s.Live(ctx, "feature-old")
-	if err != nil || e == nil || e.IdentityClosed {
+	if err != nil || e == nil || e.IdentityClosed || e.Engine != "" {
 		t.Fatalf("after migration: %+v, %v", e, err)
+	}
+	e.Engine = `{"host":"tcp://h:1"}`
+	if err := s.Save(ctx, e, "pinned", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := s.Live(ctx, "feature-old"); err != nil || again.Engine != e.Engine {
+		t.Fatalf("engine not saved: %+v, %v", again, err)
 	}
 	if err := s.AddLink(ctx, "issue-1", e, KindLink, "feature-old"); err != nil {
 		t.Errorf("links table missing after migration: %v", err)

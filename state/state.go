@@ -105,6 +105,11 @@ var migrations = []string{
 	`ALTER TABLE slots ADD COLUMN warm_engine TEXT NOT NULL DEFAULT '';
 	ALTER TABLE slots ADD COLUMN warm_container TEXT NOT NULL DEFAULT '';
 	ALTER TABLE slots ADD COLUMN warm_spec TEXT NOT NULL DEFAULT '';`,
+
+	// 7: the engine a full env's container is on (container.Endpoint's
+	// record: its address, context and TLS material); '' for an env made
+	// before, until its container is found.
+	`ALTER TABLE envs ADD COLUMN engine TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema this binary writes.

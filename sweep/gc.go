@@ -2,15 +2,19 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trash"
 )
 
 // GCOptions are the flags of `git apex gc`. With neither Merged nor
@@ -27,7 +31,7 @@ type GCOptions struct {
 
 // GCItem is one line of gc's report.
 type GCItem struct {
-	Action string `json:"action"` // removed, would remove, kept, pruned, would prune, adopted, found
+	Action string `json:"action"` // removed, would remove, kept, pruned, would prune, adopted, found, expired, would expire
 	// What it is about: an env's identity, a worktree's path, or a
 	// container's name (and, for an adopted worktree, both identity and
 	// path).
@@ -63,6 +67,38 @@ func (sw *Sweeper) GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 			return nil, err
 		}
 		items = append(items, orphans...)
+	}
+	expired, err := sw.expireTrash(ctx, pol, opts.DryRun)
+	return append(items, expired...), err
+}
+
+// expireTrash drops the trash's entries older than [trash].keep; a dry
+// run only says which it would.
+func (sw *Sweeper) expireTrash(ctx context.Context, pol *policy.Policy, dryRun bool) ([]GCItem, error) {
+	lk, err := sw.r.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	cutoff := sw.r.Store.Now().Add(-time.Duration(pol.Trash.Keep))
+	var old []trash.Entry
+	if dryRun {
+		all, err := trash.List(ctx, lk, "")
+		if err != nil {
+			return nil, err
+		}
+		old = slices.DeleteFunc(all, func(e trash.Entry) bool { return !e.At.Before(cutoff) })
+	} else if old, err = trash.Expire(ctx, lk, cutoff); err != nil {
+		return nil, err
+	}
+	action := "expired"
+	if dryRun {
+		action = "would expire"
+	}
+	var items []GCItem
+	for _, e := range old {
+		items = append(items, GCItem{Action: action, Identity: e.Identity,
+			Reason: fmt.Sprintf("work discarded %s ago, kept longer than [trash].keep", roundDuration(sw.r.Store.Now().Sub(e.At)))})
 	}
 	return items, nil
 }
@@ -138,17 +174,10 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 }
 
 // orphanContainers finds this repository's labelled containers that no
-// live env, and no pool slot as its warm container, owns: a killed
-// start's, say; Force removes them.
+// live env, and no pool slot as its warm container, owns (a killed
+// start's, say), on every engine they may be on that answers
+// (repo.Engines); Force removes them.
 func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts GCOptions) []GCItem {
-	rt, err := sw.r.Runtime(ctx)
-	if err != nil {
-		return nil // no runtime: no containers to find
-	}
-	found, err := rt.List(ctx, map[string]string{sandbox.LabelRepo: sw.r.Key()})
-	if err != nil {
-		return []GCItem{{Action: "kept", Container: "*", Reason: "cannot list the containers: " + err.Error()}}
-	}
 	owned := map[string]bool{}
 	for _, e := range envs {
 		if e.Container != "" {
@@ -160,9 +189,27 @@ func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts
 		return []GCItem{{Action: "kept", Container: "*", Reason: "cannot list the pool's warm containers: " + err.Error()}}
 	}
 	for _, s := range slots {
-		if s.Warm.Container != "" && s.Warm.Engine == "" {
+		if s.Warm.Container != "" {
 			owned[s.Warm.Container] = true
 		}
+	}
+	var items []GCItem
+	for _, on := range sw.r.Engines(ctx, envs) {
+		items = append(items, sw.orphansOn(ctx, on, owned, opts)...)
+	}
+	return items
+}
+
+// orphansOn is orphanContainers on one engine.
+func (sw *Sweeper) orphansOn(ctx context.Context, on repo.Reached, owned map[string]bool, opts GCOptions) []GCItem {
+	rt := on.Runtime
+	found, err := rt.List(ctx, map[string]string{sandbox.LabelRepo: sw.r.Key()})
+	if err != nil {
+		return []GCItem{{Action: "kept", Container: "*", Reason: "cannot list the containers on " + on.Endpoint.String() + ": " + err.Error()}}
+	}
+	where := ""
+	if def, err := sw.r.Endpoint(ctx); err != nil || def.Address() != on.Endpoint.Address() {
+		where = "on " + on.Endpoint.String() + ": "
 	}
 	var items []GCItem
 	for _, c := range found {
@@ -170,12 +217,12 @@ func (sw *Sweeper) orphanContainers(ctx context.Context, envs []*state.Env, opts
 			continue
 		}
 		item := GCItem{Action: "found", Container: c.Name,
-			Reason: "labelled for " + c.Labels[sandbox.LabelEnv] + ", which no environment owns; `git apex gc --orphans --force` removes it"}
+			Reason: where + "labelled for " + c.Labels[sandbox.LabelEnv] + ", which no environment owns; `git apex gc --orphans --force` removes it"}
 		if opts.Force && !opts.DryRun {
 			if err := rt.Remove(ctx, c.ID); err != nil {
 				item.Reason = "cannot remove it: " + err.Error()
 			} else {
-				item.Action, item.Reason = "removed", "labelled for "+c.Labels[sandbox.LabelEnv]+", which no environment owns"
+				item.Action, item.Reason = "removed", where+"labelled for "+c.Labels[sandbox.LabelEnv]+", which no environment owns"
 			}
 		}
 		items = append(items, item)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/hostpath"
 )
 
 // names are the files git opens in the directories of a worktree it
@@ -88,8 +89,12 @@ func (e *Error) Error() string {
 	for i, t := range e.Traps {
 		rel[i], _ = filepath.Rel(e.Dir, t)
 	}
+	quoted := make([]string, len(e.Traps))
+	for i, t := range e.Traps {
+		quoted[i] = hostpath.ShellQuote(t) // the names are the container's to choose
+	}
 	return "the worktree " + e.Dir + " holds special files where git opens files of its own (" + strings.Join(rel, ", ") +
-		"): git would wait on them for ever. Remove them with `rm " + strings.Join(e.Traps, " ") + "`"
+		"): git would wait on them for ever. Remove them with `rm " + strings.Join(quoted, " ") + "`"
 }
 
 // ExitCode reports that a trapped worktree is a refusal (exit 3).

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -64,5 +65,19 @@ func TestWatch(t *testing.T) {
 	}
 	if ctx, trapped := Watch(context.Background(), dir, false); ctx.Err() != nil || trapped() != nil {
 		t.Fatal("watching nothing stopped the command")
+	}
+}
+
+// TestErrorQuotesNames keeps the `rm` it suggests one word per trap: the
+// names are a container's to choose, and a shell must not run a part of
+// one as a command of its own.
+func TestErrorQuotesNames(t *testing.T) {
+	dir := t.TempDir()
+	evil := filepath.Join(dir, "x; touch PWNED #")
+	mkfifo(t, filepath.Join(evil, ".gitignore"))
+	msg := In(dir).Error()
+	want := "`rm '" + filepath.Join(evil, ".gitignore") + "'`"
+	if !strings.Contains(msg, want) {
+		t.Fatalf("the message %q does not hold %q", msg, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -17,16 +16,6 @@ import (
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = ""
-
-func appVersion() string {
-	if version != "" {
-		return version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "dev"
-}
 
 // engineName is the engine build of git-apex (engine.go, -tags engine),
 // installed beside it: serve and mcp run it.
@@ -49,7 +38,7 @@ func newApp() *cli.App {
 			"not in a git working tree, no commits); 3 refused to protect work (dirty, unmerged, in use, branch held); " +
 			"4 invalid policy; 5 git failed; 6 container runtime unavailable where required; 7 no such environment; " +
 			"124 a command stopped at its timeout (MCP's exec); 130 interrupted.",
-		Version: appVersion(),
+		Version: cmdline.Version(version),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "policy", Usage: "read the policy from `FILE` instead of the main checkout's .apex.toml", EnvVars: []string{"GIT_APEX_POLICY"}},
 			&cli.StringFlag{Name: "color", Value: "auto", Usage: "colour output: `WHEN` is auto (on a terminal, unless NO_COLOR), always or never"},
@@ -66,6 +55,7 @@ func newApp() *cli.App {
 			pathCommand(),
 			listCommand(),
 			removeCommand(),
+			restoreCommand(),
 			linkCommand(),
 			unlinkCommand(),
 			closeCommand(),
@@ -101,16 +91,7 @@ func newApp() *cli.App {
 		ErrWriter:      os.Stderr,
 	}
 	app.Commands = append(app.Commands, optionalCommands...)
-	app.OnUsageError = cmdline.OnUsageError
-	for _, cmd := range app.Commands {
-		cmd.OnUsageError = cmdline.OnUsageError
-		for _, sub := range cmd.Subcommands {
-			sub.OnUsageError = cmdline.OnUsageError
-		}
-		if len(cmd.Subcommands) > 0 && cmd.Action == nil {
-			cmd.Action = cmdline.UnknownSubcommand
-		}
-	}
+	cmdline.HandleUsageErrors(app)
 	return app
 }
 

@@ -14,10 +14,11 @@ func closeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "close",
 		Usage:     "end a work item: drop its identity, and remove its environment once nothing uses it",
-		UsageText: "git apex close [--kill] [--json] <identity>",
-		Flags:     []cli.Flag{cmdline.KillFlag, jsonFlag},
+		UsageText: "git apex close [--force] [--kill] [--json] <identity>",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "remove it as remove --force does, its uncommitted work kept in the trash"},
+			cmdline.KillFlag, jsonFlag},
 		Description: "An environment that no identity uses any more is removed when that is safe; " +
-			"one with uncommitted work is kept as preserved, with the reason.",
+			"one with uncommitted work is kept as preserved, with the reason; --force removes it, its work kept in the trash.",
 		Action: func(c *cli.Context) error {
 			args, err := cmdline.Positional(c, 1, 1, "<identity>")
 			if err != nil {
@@ -25,7 +26,7 @@ func closeCommand() *cli.Command {
 			}
 			cwd, _ := os.Getwd()
 			return withService(c, func(s *service.Service) error {
-				end, err := s.Close(c.Context, args[0], service.EndOptions{Cwd: cwd, Kill: c.Bool("kill")})
+				end, err := s.Close(c.Context, args[0], service.EndOptions{Cwd: cwd, Force: c.Bool("force"), Kill: c.Bool("kill")})
 				if err != nil {
 					return err
 				}

@@ -44,7 +44,7 @@ func mcpAction(c *cli.Context) error {
 		return err
 	}
 	// Outside a repository and with no --repo, the client's roots are served.
-	opts := mcptools.Options{Version: appVersion(), Repo: repoOptions(c), Repos: c.StringSlice("repo")}
+	opts := mcptools.Options{Version: cmdline.Version(version), Repo: repoOptions(c), Repos: c.StringSlice("repo")}
 	if _, err := gitx.Open(c.Context, "."); err == nil {
 		opts.Repos = append([]string{"."}, opts.Repos...)
 	}

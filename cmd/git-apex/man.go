@@ -4,9 +4,10 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-apex/git-apex/cmdline"
 )
 
 // The man page generator is left out of the installed binary (built with
@@ -25,13 +26,7 @@ func manCommand() *cli.Command {
 		Usage:  "print the git-apex(1) man page in roff",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
-			app := newApp()
-			// The synopsis is the usage line, not the global flags; and
-			// markdown would take <placeholders> for HTML and drop them.
-			cli.MarkdownDocTemplate = strings.Replace(cli.MarkdownDocTemplate, "{{ .App.Name }}\n{{ if .SynopsisArgs }}",
-				escape(app.UsageText)+"\n{{ if false }}", 1)
-			escapePlaceholders(app.Commands)
-			page, err := app.ToManWithSection(1)
+			page, err := cmdline.ManPage(newApp())
 			if err != nil {
 				return err
 			}
@@ -40,19 +35,3 @@ func manCommand() *cli.Command {
 		},
 	}
 }
-
-// escapePlaceholders escapes the angle brackets of <placeholders> in the
-// commands' texts that markdown reads as text (all but multi-line usage,
-// which becomes a code block).
-func escapePlaceholders(commands []*cli.Command) {
-	for _, c := range commands {
-		if !strings.Contains(strings.Trim(c.UsageText, "\n"), "\n") {
-			c.UsageText = escape(c.UsageText)
-		}
-		c.Description = escape(c.Description)
-		escapePlaceholders(c.Subcommands)
-	}
-}
-
-// escape escapes angle brackets for markdown.
-var escape = strings.NewReplacer("<", `\<`, ">", `\>`).Replace

@@ -86,8 +86,11 @@ func poolCommand() *cli.Command {
 						return err
 					}
 					return withRepo(c, func(r *repo.Repo) error {
-						n, err := pool.New(r).Drain(c.Context, c.Bool("all"), c.Bool("kill"))
+						n, kept, err := pool.New(r).Drain(c.Context, c.Bool("all"), c.Bool("kill"))
 						note(c, "removed %s", words.Count(n, "idle slot"))
+						for _, e := range kept {
+							note(c, "discarded %s changed by hand in %s into the trash; undo with `git apex restore %s`", words.Count(e.Files, "file"), e.Path, e.Identity)
+						}
 						return err
 					})
 				},

@@ -1,0 +1,308 @@
+// Package trash keeps what a discarding command would delete: the
+// uncommitted work of an env's worktree (staged changes, changes to
+// tracked files, untracked files that are not ignored), recorded as git
+// objects under refs/apex/trash/<identity>/<unix ms> until it expires,
+// and put back by `git apex restore`.
+//
+// An entry is one commit, made as `git stash create` makes one, plus the
+// untracked files: its tree is the working tree (every file `git add -A`
+// would take, through a temporary index), its first parent the commit
+// checked out (the branch's tip), its second a commit of the index's tree,
+// so that staged state comes back too. Its message carries what restore
+// needs to make the env again: identity, branch, base, mode and path.
+// Nothing is copied: the objects are those git would write for a commit.
+package trash
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
+)
+
+// Prefix is where the entries' refs live.
+const Prefix = "refs/apex/trash/"
+
+// Entry is one kept piece of work.
+type Entry struct {
+	Identity string    `json:"identity"`
+	Ref      string    `json:"ref"`
+	Commit   string    `json:"commit"` // its working tree; ^1 the commit checked out, ^2 the index
+	At       time.Time `json:"discarded_at"`
+	Branch   string    `json:"branch,omitempty"`
+	Base     string    `json:"base,omitempty"`
+	Head     string    `json:"head"` // the commit checked out: the branch's tip then
+	Mode     string    `json:"mode"`
+	Path     string    `json:"path"`
+	Files    int       `json:"files"` // paths that differ from Head, staged or not
+	// NotKept are the untracked nested repositories (as dir/) that the
+	// discard deleted without keeping them (see workingTree); only in the
+	// result of the discard that made the entry.
+	NotKept []string `json:"not_kept,omitempty"`
+}
+
+// The lines of an entry's message that say what it was.
+const (
+	keyIdentity = "Apex-Identity"
+	keyBranch   = "Apex-Branch"
+	keyBase     = "Apex-Base"
+	keyMode     = "Apex-Mode"
+	keyPath     = "Apex-Path"
+	keyFiles    = "Apex-Files"
+)
+
+// committer is who the entries' commits are by: the user's identity may
+// not be configured, and the commits are git-apex's own.
+var committer = []string{"GIT_AUTHOR_NAME=git-apex", "GIT_AUTHOR_EMAIL=git-apex@localhost",
+	"GIT_COMMITTER_NAME=git-apex", "GIT_COMMITTER_EMAIL=git-apex@localhost"}
+
+// Record keeps the uncommitted work of the worktree at what.Path as an
+// entry made at now, and returns it; nil when there is nothing to lose:
+// a git status finds the tree clean (contained: a container wrote in it,
+// as gitx.StatusOptions says), or the index and every file not ignored
+// are as the commit checked out. what gives Identity, Branch, Base and
+// Mode. A status that fails (a trap.Error, say) is returned as it is;
+// work that cannot be kept is a refusal (exit 3): the caller deletes
+// nothing.
+func Record(ctx context.Context, lk *gitx.Locked, what Entry, contained bool, now time.Time) (*Entry, error) {
+	changes, err := lk.Status(ctx, what.Path, gitx.StatusOptions{Contained: contained})
+	if err != nil || !changes.Dirty() {
+		return nil, err
+	}
+	e, err := record(ctx, lk, what, now)
+	if err != nil {
+		return nil, exitcode.New(exitcode.Refused, "cannot keep the %s of %s in the trash, so nothing was deleted: %v; commit or stash them, then retry",
+			changes.Files(), what.Identity, err)
+	}
+	return e, nil
+}
+
+// record is Record once a status found the worktree dirty.
+func record(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*Entry, error) {
+	dir := what.Path
+	head, err := lk.WorktreeHead(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	headTree, err := tree(ctx, lk, dir, nil, "rev-parse", head+"^{tree}")
+	if err != nil {
+		return nil, err
+	}
+	// An index with conflicts has no tree: the working tree, below, has
+	// the files as they are.
+	indexTree, err := tree(ctx, lk, dir, nil, "write-tree")
+	if err != nil {
+		indexTree = headTree
+	}
+	workTree, nested, err := workingTree(ctx, lk, dir)
+	if err != nil {
+		return nil, err
+	}
+	if workTree == headTree && indexTree == headTree {
+		return nil, nil
+	}
+	files, err := changedPaths(ctx, lk, dir, headTree, indexTree, workTree)
+	if err != nil {
+		return nil, err
+	}
+	e := what
+	e.Path, e.Head, e.Files, e.At, e.NotKept = dir, head, files, now.UTC().Truncate(time.Millisecond), nested
+	e.Ref = fmt.Sprintf("%s%s/%d", Prefix, e.Identity, e.At.UnixMilli())
+	index, err := tree(ctx, lk, dir, committer, "commit-tree", indexTree, "-p", head, "-m", "git-apex trash: index of "+e.Identity)
+	if err != nil {
+		return nil, err
+	}
+	if e.Commit, err = tree(ctx, lk, dir, committer, "commit-tree", workTree, "-p", head, "-p", index, "-m", message(e)); err != nil {
+		return nil, err
+	}
+	if err := lk.SetRef(ctx, lk.CommonDir, e.Ref, e.Commit, ""); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// tree runs a git command that prints one object name, and returns it.
+func tree(ctx context.Context, lk *gitx.Locked, dir string, env []string, args ...string) (string, error) {
+	out, err := lk.Run(ctx, dir, env, args...)
+	return strings.TrimSpace(out), err
+}
+
+// workingTree writes the tree of every file in the worktree at dir that
+// is not ignored, through a copy of its index: its own index is left
+// as it is. It returns the untracked nested repositories too, which it
+// leaves out: git would only record the commit one has checked out (and
+// fails on one with none), and git is not run inside one (a container
+// may have planted it, with a config that runs commands).
+func workingTree(ctx context.Context, lk *gitx.Locked, dir string) (string, []string, error) {
+	indexFile, err := tree(ctx, lk, dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	if err != nil {
+		return "", nil, err
+	}
+	untracked, err := lk.Run(ctx, dir, nil, "ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return "", nil, err
+	}
+	add := []string{"add", "-A", "--", "."}
+	var nested []string
+	for _, p := range strings.Split(untracked, "\x00") {
+		if strings.HasSuffix(p, "/") { // git lists a nested repository as a directory
+			nested = append(nested, p)
+			add = append(add, ":(exclude,literal)"+p)
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(indexFile), "apex-trash-index-")
+	if err != nil {
+		return "", nil, err
+	}
+	defer os.Remove(tmp.Name())
+	if err := copyInto(tmp, indexFile); err != nil {
+		return "", nil, err
+	}
+	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
+	if _, err := lk.Run(ctx, dir, env, add...); err != nil {
+		return "", nil, err
+	}
+	t, err := tree(ctx, lk, dir, env, "write-tree")
+	return t, nested, err
+}
+
+// copyInto fills dst, then closes it, with the file src, if it exists.
+func copyInto(dst *os.File, src string) error {
+	in, err := os.Open(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return dst.Close()
+	} else if err != nil {
+		dst.Close()
+		return err
+	}
+	defer in.Close()
+	_, err = io.Copy(dst, in)
+	return errors.Join(err, dst.Close())
+}
+
+// changedPaths counts the paths that the index or the working tree
+// changed from the head's tree.
+func changedPaths(ctx context.Context, lk *gitx.Locked, dir, head string, trees ...string) (int, error) {
+	paths := map[string]bool{}
+	for _, t := range trees {
+		out, err := lk.Run(ctx, dir, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", head, t)
+		if err != nil {
+			return 0, err
+		}
+		for _, p := range strings.Split(out, "\x00") {
+			if p != "" {
+				paths[p] = true
+			}
+		}
+	}
+	return len(paths), nil
+}
+
+// message is an entry's commit message.
+func message(e Entry) string {
+	return fmt.Sprintf("git-apex trash: %s\n\nUncommitted work of %s at %s, kept when it was discarded.\n\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %d\n",
+		e.Identity, e.Identity, e.Path, keyIdentity, e.Identity, keyBranch, e.Branch, keyBase, e.Base, keyMode, e.Mode, keyPath, e.Path, keyFiles, e.Files)
+}
+
+// List is the entries of identity ("": of every identity), newest first.
+func List(ctx context.Context, lk *gitx.Locked, identity string) ([]Entry, error) {
+	pattern := strings.TrimSuffix(Prefix, "/")
+	if identity != "" {
+		pattern = Prefix + identity
+	}
+	out, err := lk.Run(ctx, lk.CommonDir, nil, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(parent)%00%(contents)%01", pattern)
+	if err != nil {
+		return nil, err
+	}
+	var entries []Entry
+	for _, rec := range strings.Split(out, "\x01\n") {
+		if e, ok := parse(rec); ok && (identity == "" || e.Identity == identity) {
+			entries = append(entries, e)
+		}
+	}
+	slices.SortFunc(entries, func(a, b Entry) int { return b.At.Compare(a.At) })
+	return entries, nil
+}
+
+// parse reads one record of List's for-each-ref.
+func parse(rec string) (Entry, bool) {
+	fields := strings.SplitN(rec, "\x00", 4)
+	if len(fields) != 4 {
+		return Entry{}, false
+	}
+	e := Entry{Ref: fields[0], Commit: fields[1]}
+	e.Head, _, _ = strings.Cut(fields[2], " ")
+	rest, ok := strings.CutPrefix(e.Ref, Prefix)
+	slash := strings.LastIndexByte(rest, '/')
+	if !ok || slash < 0 {
+		return Entry{}, false
+	}
+	ms, err := strconv.ParseInt(rest[slash+1:], 10, 64)
+	if err != nil {
+		return Entry{}, false
+	}
+	e.At = time.UnixMilli(ms).UTC()
+	sc := bufio.NewScanner(strings.NewReader(fields[3]))
+	for sc.Scan() {
+		key, value, _ := strings.Cut(sc.Text(), ": ")
+		switch key {
+		case keyIdentity:
+			e.Identity = value
+		case keyBranch:
+			e.Branch = value
+		case keyBase:
+			e.Base = value
+		case keyMode:
+			e.Mode = value
+		case keyPath:
+			e.Path = value
+		case keyFiles:
+			e.Files, _ = strconv.Atoi(value)
+		}
+	}
+	return e, e.Identity == rest[:slash]
+}
+
+// Put writes an entry's files into the worktree at dir, and its index:
+// every file as it was (deleted ones deleted), staged state included.
+// Files the worktree has that the entry does not track stay.
+func Put(ctx context.Context, lk *gitx.Locked, dir string, e Entry) error {
+	if _, err := lk.Run(ctx, dir, nil, "read-tree", "--reset", "-u", e.Commit); err != nil {
+		return err
+	}
+	_, err := lk.Run(ctx, dir, nil, "read-tree", e.Commit+"^2")
+	return err
+}
+
+// Drop deletes an entry: its objects go at git's next gc.
+func Drop(ctx context.Context, lk *gitx.Locked, e Entry) error {
+	return lk.DeleteRef(ctx, e.Ref)
+}
+
+// Expire drops the entries made before cutoff, and returns them.
+func Expire(ctx context.Context, lk *gitx.Locked, cutoff time.Time) ([]Entry, error) {
+	entries, err := List(ctx, lk, "")
+	if err != nil {
+		return nil, err
+	}
+	var dropped []Entry
+	for _, e := range entries {
+		if e.At.Before(cutoff) {
+			if err := Drop(ctx, lk, e); err != nil {
+				return dropped, err
+			}
+			dropped = append(dropped, e)
+		}
+	}
+	return dropped, nil
+}

@@ -1,0 +1,113 @@
+package trash
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/gitx/gittest"
+)
+
+// TestRecordAndPut keeps a linked worktree's edited tracked file, staged
+// new file, untracked file and deleted file, removes the worktree, and
+// puts them all back in a new one, staged state included; ignored files
+// are not kept, and a clean worktree records nothing.
+func TestRecordAndPut(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.NewRepo(t)
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(dir, "tracked.txt"), "v1\n")
+	write(filepath.Join(dir, "gone.txt"), "bye\n")
+	write(filepath.Join(dir, ".gitignore"), "*.log\n")
+	gittest.Git(t, dir, "add", ".")
+	gittest.Git(t, dir, "commit", "-q", "-m", "files")
+	wt := filepath.Join(filepath.Dir(dir), "wt")
+	gittest.Git(t, dir, "worktree", "add", "-q", "-b", "topic", wt)
+
+	r, err := gitx.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk, err := r.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Unlock()
+	what := Entry{Identity: "feature-topic", Branch: "topic", Base: "main", Mode: "worktree", Path: wt}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	if e, err := Record(ctx, lk, what, false, now); err != nil || e != nil {
+		t.Fatalf("clean worktree: Record = %+v, %v; want nothing", e, err)
+	}
+
+	write(filepath.Join(wt, "tracked.txt"), "v2\n")
+	write(filepath.Join(wt, "staged.txt"), "staged\n")
+	gittest.Git(t, wt, "add", "staged.txt")
+	write(filepath.Join(wt, "untracked.txt"), "loose\n")
+	write(filepath.Join(wt, "debug.log"), "ignored\n")
+	os.Remove(filepath.Join(wt, "gone.txt"))
+	gittest.Git(t, "", "init", "-q", filepath.Join(wt, "nested")) // no commit: git add would fail on it
+	tip := gittest.Git(t, wt, "rev-parse", "HEAD")
+	e, err := Record(ctx, lk, what, false, now)
+	if err != nil || e == nil {
+		t.Fatalf("Record = %+v, %v", e, err)
+	}
+	if e.Ref != "refs/apex/trash/feature-topic/1772366400000" || e.Head != tip || e.Files != 4 || len(e.NotKept) != 1 || e.NotKept[0] != "nested/" {
+		t.Errorf("Record = %+v; want its ref by identity and time, head %s, 4 files, the nested repository not kept", e, tip)
+	}
+	if got := gittest.Git(t, wt, "diff", "--cached", "--name-only"); got != "staged.txt" {
+		t.Errorf("Record changed the worktree's index: staged %q", got)
+	}
+
+	gittest.Git(t, dir, "worktree", "remove", "--force", wt)
+	list, err := List(ctx, lk, "feature-topic")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
+	got := list[0]
+	if got.Commit != e.Commit || got.Branch != "topic" || got.Base != "main" || got.Mode != "worktree" || got.Path != wt ||
+		got.Head != tip || got.Files != 4 || !got.At.Equal(now) && e.At.Equal(now) {
+		t.Errorf("List = %+v; want %+v", got, *e)
+	}
+	if other, _ := List(ctx, lk, "feature-top"); len(other) != 0 {
+		t.Errorf("List of another identity = %+v", other)
+	}
+
+	gittest.Git(t, dir, "worktree", "add", "-q", wt, "topic")
+	if err := Put(ctx, lk, wt, got); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"tracked.txt": "v2\n", "staged.txt": "staged\n", "untracked.txt": "loose\n"} {
+		if b, err := os.ReadFile(filepath.Join(wt, name)); err != nil || string(b) != want {
+			t.Errorf("%s after Put: %q, %v; want %q", name, b, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(wt, "debug.log")); err == nil {
+		t.Error("an ignored file came back: it was never kept")
+	}
+	if _, err := os.Stat(filepath.Join(wt, "gone.txt")); err == nil {
+		t.Error("a deleted file came back")
+	}
+	status := gittest.Git(t, wt, "status", "--porcelain")
+	want := "D gone.txt\nA  staged.txt\n M tracked.txt\n?? untracked.txt" // the first line's space trimmed
+	if status != want {
+		t.Errorf("status after Put:\n%s\nwant\n%s", status, want)
+	}
+
+	if dropped, err := Expire(ctx, lk, now); err != nil || len(dropped) != 0 {
+		t.Errorf("Expire before it was made = %+v, %v", dropped, err)
+	}
+	if dropped, err := Expire(ctx, lk, now.Add(time.Millisecond)); err != nil || len(dropped) != 1 {
+		t.Errorf("Expire after = %+v, %v", dropped, err)
+	}
+	if list, _ := List(ctx, lk, ""); len(list) != 0 {
+		t.Errorf("after Expire: %+v", list)
+	}
+}
