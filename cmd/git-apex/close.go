@@ -32,7 +32,7 @@ func closeCommand() *cli.Command {
 				}
 				if len(end.StillUsedBy) > 0 {
 					note(c, "closed %s; its environment stays, used by %s", args[0], strings.Join(end.StillUsedBy, ", "))
-					return printEnding(c, end)
+					return printIfJSON(c, end)
 				}
 				return reportEnding(c, "closed "+args[0], end)
 			})
@@ -79,13 +79,5 @@ func reportEnding(c *cli.Context, what string, end *service.Ending) error {
 	if end.Outcome == service.Preserved && !c.Bool("json") {
 		return printLine(c, end.Env.Path)
 	}
-	return printEnding(c, end)
-}
-
-// printEnding prints the ending as JSON under --json.
-func printEnding(c *cli.Context, end *service.Ending) error {
-	if c.Bool("json") {
-		return printJSON(c, end)
-	}
-	return nil
+	return printIfJSON(c, end)
 }

@@ -17,7 +17,6 @@ func removeCommand() *cli.Command {
 		UsageText: "git apex remove [--force] [--delete-branch] [--kill] [--json] <identity>",
 		Description: "Refuses (exit 3, changing nothing) when the worktree has modified, staged or untracked files, " +
 			"a detached HEAD with commits no branch or remote holds, or holds your current directory; --force removes anyway. " +
-			"It refuses too while a process works in it, naming each; --kill ends them first (SIGTERM, then SIGKILL later). " +
 			"The branch is kept unless --delete-branch, which refuses when the branch has commits found in no other branch " +
 			"or remote, unless --force. A shared environment is only marked destroyed.",
 		Flags: []cli.Flag{
@@ -41,10 +40,7 @@ func removeCommand() *cli.Command {
 				for _, line := range cmdline.RemovalNotes(res) {
 					note(c, "%s", line)
 				}
-				if c.Bool("json") {
-					return printJSON(c, res)
-				}
-				return nil
+				return printIfJSON(c, res)
 			})
 		},
 	}
