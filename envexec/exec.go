@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
-	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
 )
@@ -75,10 +73,6 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 		}
 		return runLocal(ctx, env, cmd, r)
 	}
-	rt, id, err := sandbox.Running(ctx, rp, env)
-	if err != nil {
-		return -1, err
-	}
 	if cmd == nil {
 		pol, err := rp.Policy()
 		if err != nil {
@@ -91,33 +85,7 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 	if r.TTY {
 		spec.Env = append(spec.Env, "TERM="+os.Getenv("TERM"))
 	}
-	if err := sandbox.OfEnv(rp, env).SendOver(ctx, rt, id); err != nil {
-		rp.Warnf("%s: %v", env.Identity, err)
-	}
-	code, err := rt.Exec(ctx, id, spec)
-	if _, derr := sandbox.DisarmEnv(rp, env, false); derr != nil {
-		rp.Warnf("%s: cannot check its worktree for set-id files: %v", env.Identity, derr)
-	}
-	bctx, stop := exchangeContext(ctx)
-	defer stop()
-	if _, berr := sandbox.BringBackEnv(bctx, rp, nil, env); berr != nil {
-		rp.Warnf("%s: %v; it stays in the container: `git apex sync %s` retries, and so does the next exec", env.Identity, berr, env.Identity)
-	}
-	if err == nil && ctx.Err() != nil {
-		err = ctx.Err() // interrupted during the exchange
-	}
-	return code, err
-}
-
-// exchangeContext is the context of the exchange after a command: ctx,
-// so that an interrupt stops it; or when the interrupt already stopped
-// the command, a new one that the next SIGINT or SIGTERM ends. Either way
-// each read from the container is bounded ([container].exchange_timeout).
-func exchangeContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if ctx.Err() == nil {
-		return ctx, func() {}
-	}
-	return signal.NotifyContext(context.WithoutCancel(ctx), os.Interrupt, syscall.SIGTERM)
+	return InContainer(ctx, rp, nil, env, spec)
 }
 
 // runLocal runs a command in the env's directory on the host, in the

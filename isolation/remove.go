@@ -2,8 +2,10 @@ package isolation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/git-apex/git-apex/envexec"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
@@ -164,7 +166,11 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 				return nil, err
 			}
 		}
-		if err := setup.Run(ctx, m.r, env, env.Path, "hooks.pre_remove", hooks.PreRemove); err != nil {
+		// A full env's runs in its container; one that cannot run is skipped.
+		err := setup.Run(ctx, m.r, env, env.Path, "hooks.pre_remove", hooks.PreRemove, envexec.Commands(m.r, lk, env))
+		if cerr := (*setup.CommandError)(nil); errors.As(err, &cerr) && cerr.Err != nil && env.Contained() {
+			m.r.Warnf("%s: skipped hooks.pre_remove: its container cannot run it: %v", identity, cerr.Err)
+		} else if err != nil {
 			if !opts.Force {
 				return nil, refuse("%v; fix it, or run %s to remove anyway", err, forceHint)
 			}
@@ -214,7 +220,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		if res.DroppedLinks, err = m.r.Store.Destroy(ctx, env, "removed", detail); err != nil {
 			return nil, err
 		}
-		if err := setup.Run(ctx, m.r, env, m.r.Git.MainRoot(), "hooks.post_remove", hooks.PostRemove); err != nil {
+		if err := setup.Run(ctx, m.r, env, m.r.Git.MainRoot(), "hooks.post_remove", hooks.PostRemove, nil); err != nil {
 			m.r.Warnf("%s was removed, but %v", identity, err)
 			if err := m.r.Store.Record(ctx, env, "skipped", "post_remove: "+err.Error()); err != nil {
 				return nil, err

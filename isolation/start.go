@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/git-apex/git-apex/envexec"
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
@@ -110,7 +111,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (*StartResult, er
 	if res.Pooled && p.policy.Pool.Size > 0 {
 		m.pool.TopUp()
 	}
-	return res, setup.Prepare(ctx, m.r, res.Env, p.policy)
+	return res, setup.Prepare(ctx, m.r, res.Env, p.policy, envexec.Commands(m.r, nil, res.Env), envexec.Files(m.r, res.Env))
 }
 
 // startLocked finds or makes the planned env under the repository lock.

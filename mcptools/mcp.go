@@ -196,7 +196,7 @@ func (t *tools) pick(ctx context.Context, session *mcp.ServerSession, named stri
 }
 
 // rootsWait is how long a call waits for the client's roots.
-const rootsWait = 10 * time.Second
+const rootsWait = 60 * time.Second
 
 // clientRoots are the main working trees of the repositories the
 // client's roots are in, when it offers roots; a root in no repository

@@ -87,7 +87,7 @@ func TestExecTimeout(t *testing.T) {
 			t.Fatalf("start %s: %v %+v", mode, err, res)
 		}
 		res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{"identity": identity,
-			"command": []string{"sh", "-c", "echo begun; sleep 60"}, "timeout_seconds": 1}})
+			"command": []string{"sh", "-c", "echo begun; sleep 120"}, "timeout_seconds": 10}}) // time for a busy engine to start it
 		if err != nil || res.IsError {
 			t.Fatalf("exec %s: %v %+v", mode, err, res)
 		}
@@ -100,6 +100,8 @@ func TestExecTimeout(t *testing.T) {
 		if out.ExitCode != 124 || !out.TimedOut {
 			t.Errorf("%s: a command stopped at its timeout answers %s; want exit_code 124, timed_out", mode, data)
 		}
+		// Its container goes with it: the engine is shared.
+		session.CallTool(ctx, &mcp.CallToolParams{Name: "remove", Arguments: map[string]any{"identity": identity, "force": true}})
 	}
 }
 

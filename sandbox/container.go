@@ -34,13 +34,6 @@ const Layout = "2"
 // defaultPids is the pids limit of every container.
 const defaultPids = 4096
 
-// keptCaps are the capabilities a container keeps, of Docker's default
-// set: what a shell, a package manager and a build need (owning and
-// reading files, switching users, signalling its own processes, binding
-// low ports). Raw sockets, device nodes, chroot, file capabilities and
-// the rest are dropped.
-var keptCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"}
-
 // Ready decides, before the repository lock, whether a full env can have
 // its container: a runtime that answers and the image, pulled if
 // missing. It returns why not, or "".
@@ -97,7 +90,7 @@ func (s *Sandbox) user(ctx context.Context, pol *policy.Policy) (user string, ha
 // read-only, so that git works inside while nothing run there can write
 // what the host's git reads (its config, hooks, refs, other worktrees)
 // or git-apex's state. In copy mode it mounts none of these: they are
-// copied in (copymode.Worktree.CopyIn). It keeps only keptCaps.
+// copied in (copymode.Worktree.CopyIn). It keeps only container.CapsFor(user).
 func (s *Sandbox) spec(pol *policy.Policy, trusted bool, user string) container.ContainerSpec {
 	copied := s.Copied()
 	c := pol.Container
@@ -116,7 +109,7 @@ func (s *Sandbox) spec(pol *policy.Policy, trusted bool, user string) container.
 		Memory:  int64(c.Memory),
 		Pids:    defaultPids,
 		Network: c.Network,
-		Caps:    keptCaps,
+		Caps:    container.CapsFor(user),
 		Env:     []string{"HOME=/tmp"},
 		Cmd:     []string{"sleep", "2147483647"},
 	}

@@ -94,6 +94,13 @@ func Running(ctx context.Context, r *repo.Repo, env *state.Env) (container.Runti
 	return rt, id, err
 }
 
+// Started returns the runtime with a full env's container running,
+// starting it if it stopped; an error when it is gone (Running makes it
+// again).
+func Started(ctx context.Context, r *repo.Repo, env *state.Env) (container.Runtime, error) {
+	return OfEnv(r, env).running(ctx, env.Container)
+}
+
 // Remake makes a full env's container again, over its sandbox
 // (made at the host's tip when it has none), and records it. A container
 // still there (one with the old layout) is removed first. The caller

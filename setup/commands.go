@@ -21,10 +21,14 @@ type CommandError struct {
 	Command string
 	Status  int    // exit status; -1 when it could not run
 	Tail    string // the end of its output
+	Err     error  // why it could not run, when it could not
 }
 
 func (e *CommandError) Error() string {
 	msg := fmt.Sprintf("%s command `%s` exited with status %d", e.Key, e.Command, e.Status)
+	if e.Err != nil {
+		msg = fmt.Sprintf("%s command `%s` could not run: %v", e.Key, e.Command, e.Err)
+	}
 	if e.Tail != "" {
 		msg += "; its output ended with:\n" + e.Tail
 	}
@@ -34,6 +38,9 @@ func (e *CommandError) Error() string {
 // ExitCode reports a failed policy command as an unexpected failure.
 func (e *CommandError) ExitCode() int { return exitcode.Failure }
 
+// Unwrap returns why the command could not run, if it could not.
+func (e *CommandError) Unwrap() error { return e.Err }
+
 // CommandEnv is the environment of a command run on the host for an
 // env: nothing is ever substituted into a command string, it sees the env
 // only through its Vars.
@@ -41,20 +48,29 @@ func CommandEnv(env *state.Env) []string {
 	return append(gitx.CleanEnv(), env.Vars()...)
 }
 
-// Run runs each command as `sh -c <command>` in dir, in order,
-// streaming its output to stderr, and stops at the first that fails.
-func Run(ctx context.Context, r *repo.Repo, env *state.Env, dir, key string, commands []string) error {
+// Runner runs argv in dir for env, with the env's APEX_* variables and
+// its output to out, and returns its exit status; an error says it could
+// not run. nil runs it on the host, through hostexec, with CommandEnv.
+type Runner func(ctx context.Context, env *state.Env, dir string, argv []string, out io.Writer) (int, error)
+
+// Run runs each command as `sh -c <command>` in dir, in order, through
+// run (nil: on the host), streaming its output to stderr, and stops at
+// the first that fails.
+func Run(ctx context.Context, r *repo.Repo, env *state.Env, dir, key string, commands []string, run Runner) error {
+	if run == nil {
+		run = func(ctx context.Context, env *state.Env, dir string, argv []string, out io.Writer) (int, error) {
+			return hostexec.Run(ctx, hostexec.Command{Argv: argv, Dir: dir, Env: CommandEnv(env), Stdout: out, Stderr: out})
+		}
+	}
 	for _, command := range commands {
 		r.Notef("%s: running %s: %s", env.Identity, key, command)
 		tail := &tailBuffer{max: 2048}
-		out := io.MultiWriter(r.Stderr(), tail)
-		status, err := hostexec.Run(ctx, hostexec.Command{Argv: []string{"sh", "-c", command}, Dir: dir, Env: CommandEnv(env),
-			Stdout: out, Stderr: out})
+		status, err := run(ctx, env, dir, []string{"sh", "-c", command}, io.MultiWriter(r.Stderr(), tail))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if err != nil || status != 0 {
-			return &CommandError{Key: key, Command: command, Status: status, Tail: tail.String()}
+			return &CommandError{Key: key, Command: command, Status: status, Tail: tail.String(), Err: err}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 
@@ -24,8 +25,10 @@ import (
 // copied from a directory that a link takes out of the checkout, and
 // nothing is written through a link in the env: such a match is left
 // out with a warning. Nothing that exists in the env, a tracked file say,
-// is ever overwritten, and a glob that matches nothing is fine.
-func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bool) error {
+// is ever overwritten, and a glob that matches nothing is fine. It
+// returns the files and links it wrote (slash paths in the env).
+func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bool) ([]string, error) {
+	var written []string
 	mainRoot := r.Git.MainRoot()
 	checkout := hostpath.RealPath(mainRoot)
 	for _, glob := range globs {
@@ -39,7 +42,7 @@ func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bo
 		}
 		matches, err := filepath.Glob(pattern)
 		if err != nil {
-			return fmt.Errorf("worktree.copy %q: %w", glob, err)
+			return written, fmt.Errorf("worktree.copy %q: %w", glob, err)
 		}
 		for _, src := range matches {
 			rel := filepath.Base(src)
@@ -59,23 +62,24 @@ func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted bo
 				r.Warnf("not copying %s (worktree.copy %q): %s in the environment %s, and nothing is written through it", rel, glob, linked.Part, linked.Why)
 				continue
 			} else if err != nil {
-				return fmt.Errorf("worktree.copy %q: %w", glob, err)
+				return written, fmt.Errorf("worktree.copy %q: %w", glob, err)
 			}
-			err = copyTree(src, dst, filepath.Base(rel))
+			err = copyTree(src, dst, filepath.Base(rel), filepath.ToSlash(rel), &written)
 			dst.Close()
 			if err != nil {
-				return fmt.Errorf("worktree.copy %q: %w", glob, err)
+				return written, fmt.Errorf("worktree.copy %q: %w", glob, err)
 			}
 		}
 	}
-	return nil
+	return written, nil
 }
 
 // copyTree copies src to name in dst without overwriting anything or
 // following a link there (a full env's container runs meanwhile): an
 // existing file or link is left alone, an existing directory is filled
-// in.
-func copyTree(src string, dst *nofollow.Dir, name string) error {
+// in. The files and links it writes are added to written, as slash
+// paths like rel, name's path in the env.
+func copyTree(src string, dst *nofollow.Dir, name, rel string, written *[]string) error {
 	info, err := os.Lstat(src)
 	if err != nil {
 		return err
@@ -89,7 +93,9 @@ func copyTree(src string, dst *nofollow.Dir, name string) error {
 		if err != nil {
 			return err
 		}
-		return dst.Symlink(target, name)
+		if err := dst.Symlink(target, name); err != nil {
+			return err
+		}
 	case info.IsDir():
 		sub, err := dst.Mkdir(name, info.Mode().Perm()|0o700)
 		if err != nil {
@@ -101,15 +107,20 @@ func copyTree(src string, dst *nofollow.Dir, name string) error {
 			return err
 		}
 		for _, e := range entries {
-			if err := copyTree(filepath.Join(src, e.Name()), sub, e.Name()); err != nil {
+			if err := copyTree(filepath.Join(src, e.Name()), sub, e.Name(), path.Join(rel, e.Name()), written); err != nil {
 				return err
 			}
 		}
 		return nil
 	case info.Mode().IsRegular():
-		return copyFile(src, dst, name, info)
+		if err := copyFile(src, dst, name, info); err != nil {
+			return err
+		}
+	default:
+		return nil // sockets, devices and pipes are not copied
 	}
-	return nil // sockets, devices and pipes are not copied
+	*written = append(*written, rel)
+	return nil
 }
 
 // copyFile copies a regular file with its mode and times. File.ReadFrom

@@ -1,10 +1,12 @@
-// Package setup runs what the policy asks of an env on the host: on a
-// start, the copies of [worktree].copy, submodules, the setup commands and
-// the post_create hooks; on a removal, the pre_remove and post_remove
-// hooks. Commands, and copies from outside the checkout, run only once
-// `git apex trust` approved them. Commands run through hostexec, each as
-// `sh -c` with nothing substituted into it: they see the env through
-// its APEX_* variables.
+// Package setup runs what the policy asks of an env: on a start, the
+// copies of [worktree].copy, submodules, the setup commands and the
+// post_create hooks; on a removal, the pre_remove and post_remove hooks.
+// Commands, and copies from outside the checkout, run only once `git apex
+// trust` approved them. Commands run each as `sh -c` with nothing
+// substituted into it: they see the env through its APEX_* variables.
+// They run on the host through hostexec, except those of a full env's
+// directory, which run in its container through the Runner its caller
+// passes (envexec.Commands).
 package setup
 
 import (
@@ -20,9 +22,12 @@ import (
 // policy's files from the main checkout, initialises submodules, then runs
 // the setup commands and post_create hooks. Commands, and copies from
 // outside the checkout, happen only when `git apex trust` approved them;
-// otherwise a warning lists them. A failing command leaves the env in
+// otherwise a warning lists them. They run through run (nil: on the
+// host; a full env's run in its container), and give (when not nil)
+// hands the files copied to the env's container first (copy mode's sees
+// none of the host's). A failing command leaves the env in
 // place, marked in its metadata, and is returned.
-func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Policy) error {
+func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Policy, run Runner, give func(ctx context.Context, paths []string) error) error {
 	trusted, host, err := r.Trusted(pol)
 	if err != nil {
 		return err
@@ -31,7 +36,11 @@ func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Poli
 		r.WarnUntrusted(host)
 	}
 	if env.Mode != string(policy.Shared) {
-		if err := copyFiles(r, env.Path, pol.Worktree.Copy, host.CopyOutside, trusted); err != nil {
+		written, err := copyFiles(r, env.Path, pol.Worktree.Copy, host.CopyOutside, trusted)
+		if err == nil && give != nil && len(written) > 0 {
+			err = give(ctx, written)
+		}
+		if err != nil {
 			return failed(ctx, r, env, err)
 		}
 		// A full env's submodules stay uninitialised: see the sandbox package.
@@ -53,7 +62,7 @@ func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Poli
 		{"hooks.post_create", pol.Hooks.PostCreate},
 	}
 	for _, step := range steps {
-		if err := Run(ctx, r, env, env.Path, step.key, step.commands); err != nil {
+		if err := Run(ctx, r, env, env.Path, step.key, step.commands, run); err != nil {
 			return failed(ctx, r, env, err)
 		}
 	}

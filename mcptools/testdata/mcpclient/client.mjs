@@ -26,7 +26,7 @@ const transport = new StdioClientTransport({ command: APEX_BIN, args: ["mcp"], c
 await client.connect(transport);
 
 // The schemas an MCP Inspector builds its forms from.
-const { tools } = await client.listTools();
+const { tools } = await client.listTools(undefined, { timeout: 600_000 });
 const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
 const command = byName.exec.inputSchema.properties.command;
 check(command.type === "array" && command.items.type === "string", `exec.command: ${JSON.stringify(command)}`);
@@ -37,7 +37,9 @@ check(byName.remove.annotations?.destructiveHint === true, "remove is not destru
 check(byName.start.annotations?.destructiveHint === false, "start is destructive");
 
 async function call(name, args) {
-  const res = await client.callTool({ name, arguments: args });
+  // A full start or exec on a busy machine can take longer than the SDK's
+  // default of 60 s a request.
+  const res = await client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 });
   check(!res.isError, `${name} ${JSON.stringify(args)}: ${JSON.stringify(res.content)}`);
   return res.structuredContent;
 }
