@@ -60,7 +60,8 @@ func boolParam(r *http.Request, name string) (bool, error) {
 
 // deleteWorktree removes an env with remove's safety: 409 and the reason
 // for dirty or unmerged work, unless ?force=true, which also stops its
-// running commands; ?deleteBranch=true deletes its branch too.
+// running commands; ?deleteBranch=true deletes its branch too; ?kill=true
+// ends the host's processes working in it rather than refuse.
 func (s *server) deleteWorktree(w http.ResponseWriter, r *http.Request) {
 	force, err := boolParam(r, "force")
 	if err != nil {
@@ -72,6 +73,11 @@ func (s *server) deleteWorktree(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, "")
 		return
 	}
+	kill, err := boolParam(r, "kill")
+	if err != nil {
+		writeError(w, err, "")
+		return
+	}
 	s.onLive(w, r, http.StatusOK, func(svc *service.Service, root, identity string) (any, error) {
 		if s.runs.running(root, identity) {
 			if !force {
@@ -79,7 +85,7 @@ func (s *server) deleteWorktree(w http.ResponseWriter, r *http.Request) {
 			}
 			s.runs.stopRun(root, identity, errRemoved)
 		}
-		return svc.Remove(r.Context(), service.RemoveRequest{Identity: identity, Force: force, DeleteBranch: deleteBranch})
+		return svc.Remove(r.Context(), service.RemoveRequest{Identity: identity, Force: force, DeleteBranch: deleteBranch, Kill: kill})
 	})
 }
 
@@ -100,7 +106,7 @@ func (s *server) finishWorktree(w http.ResponseWriter, r *http.Request) {
 		if s.runs.running(root, identity) {
 			return nil, exitcode.New(exitcode.Refused, "commands are running in %s: wait for them, or DELETE it with ?force=true", identity)
 		}
-		return svc.Finish(r.Context(), identity, body.Failed, "")
+		return svc.Finish(r.Context(), identity, body.Failed, service.EndOptions{})
 	})
 }
 

@@ -9,6 +9,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// KillFlag is the --kill of remove, close, finish, gc and pool drain.
+var KillFlag = &cli.BoolFlag{Name: "kill", Usage: "end the processes still working there (SIGTERM, then SIGKILL after [remove].kill_grace) rather than keep it"}
+
 // FlagsFirst returns args (args[0] being the program) with each
 // command's flags moved in front of its arguments, keeping their order,
 // so that cli, which stops at the first argument, parses

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,7 +115,7 @@ func ListTable(envs []service.Env, now time.Time, cwd string, colour bool, width
 		if rest, ok := strings.CutPrefix(e.Path, home+string(os.PathSeparator)); ok && home != "" {
 			shown = "~" + string(os.PathSeparator) + rest
 		}
-		t.Rows = append(t.Rows, []string{identity, dash(strings.Join(aliases, ",")), e.Mode, BranchOrDetached(e.Branch), e.Status,
+		t.Rows = append(t.Rows, []string{identity, dash(strings.Join(aliases, ",")), e.Mode, BranchOrDetached(e.Branch), statusColumn(e),
 			dirtyColumn(e.Git), aheadBehind(e.Git), merged, container, Age(now.Sub(e.CreatedAt)), shown})
 	}
 	if colour {
@@ -123,15 +124,31 @@ func ListTable(envs []service.Env, now time.Time, cwd string, colour bool, width
 	return t
 }
 
+// statusColumn is an env's status, with the PIDs of the processes that
+// work in it: "active (pid 41)", "active (pids 41,42)".
+func statusColumn(e service.Env) string {
+	if len(e.Processes) == 0 {
+		return e.Status
+	}
+	pids := make([]string, len(e.Processes))
+	for i, p := range e.Processes {
+		pids[i] = strconv.Itoa(p.PID)
+	}
+	if len(pids) == 1 {
+		return e.Status + " (pid " + pids[0] + ")"
+	}
+	return e.Status + " (pids " + strings.Join(pids, ",") + ")"
+}
+
 // paintList colours list's cells: the current env, statuses, dirty trees
 // and merged branches.
 func paintList(_, col int, cell string) string {
 	switch {
 	case col == 0 && strings.HasPrefix(cell, "* "):
 		return Paint(Bold+";"+Green, cell)
-	case col == 4 && cell == "active":
+	case col == 4 && strings.HasPrefix(cell, "active"):
 		return Paint(Green, cell)
-	case col == 4 && cell == "preserved":
+	case col == 4 && strings.HasPrefix(cell, "preserved"):
 		return Paint(Yellow, cell)
 	case col == 4 && cell == "destroyed":
 		return Paint(Dim, cell)

@@ -19,10 +19,10 @@ type Ending struct {
 
 // CloseIdentity ends an identity: a link is dropped, an env's own identity is
 // marked closed. When no identity still uses the env, it is removed if
-// that is safe, else kept as preserved with the reason; with force, it is
-// removed as `remove --force` removes (its uncommitted work kept in the
-// trash).
-func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string, force bool) (*Ending, error) {
+// that is safe, else kept as preserved with the reason. force and kill
+// are remove's: force removes it whatever it holds (its uncommitted work
+// kept in the trash), kill ends the processes working in it first.
+func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string, force, kill bool) (*Ending, error) {
 	lk, env, link, err := m.r.LockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string, force
 	if err != nil || len(users) > 0 {
 		return &Ending{Env: env, StillUsedBy: users}, err
 	}
-	return m.end(ctx, lk, env, cwd, "closed", force)
+	return m.end(ctx, lk, env, cwd, "closed", force, kill)
 }
 
 // users lists the open identities that use an env.
@@ -57,11 +57,11 @@ func (m *Manager) users(ctx context.Context, env *state.Env) ([]string, error) {
 	return users, err
 }
 
-// end removes an env nobody uses any more (force: as `remove --force`
-// does). When the removal is refused or fails, the env is kept as
-// preserved with the reason, a warning, and a "skipped" event.
-func (m *Manager) end(ctx context.Context, lk *gitx.Locked, env *state.Env, cwd, outcome string, force bool) (*Ending, error) {
-	res, err := m.RemoveLocked(ctx, lk, env, RemoveOptions{Cwd: cwd, Force: force})
+// end removes an env nobody uses any more (force and kill: as remove's).
+// When the removal is refused or fails, the env is kept as preserved
+// with the reason, a warning, and a "skipped" event.
+func (m *Manager) end(ctx context.Context, lk *gitx.Locked, env *state.Env, cwd, outcome string, force, kill bool) (*Ending, error) {
+	res, err := m.RemoveLocked(ctx, lk, env, RemoveOptions{Cwd: cwd, Force: force, Kill: kill})
 	if err == nil {
 		return &Ending{Env: env, Removed: res}, nil
 	}

@@ -5,9 +5,9 @@ import "context"
 // Finish ends an env's lifecycle. On success it removes the env when
 // [worktree].cleanup_on_complete is on; on failure it keeps it as
 // preserved when [worktree].preserve_on_failure is on, else removes it.
-// A removal that is refused or fails does not make Finish fail: the env
-// is kept as preserved with the reason, and a warning says so.
-func (m *Manager) Finish(ctx context.Context, identity string, failed bool, cwd string) (*Ending, error) {
+// A refused or failed removal (cwd and kill: as for CloseIdentity) does
+// not make Finish fail: the env is kept as preserved, with the reason.
+func (m *Manager) Finish(ctx context.Context, identity string, failed bool, cwd string, kill bool) (*Ending, error) {
 	pol, err := m.r.Policy()
 	if err != nil {
 		return nil, err
@@ -27,5 +27,5 @@ func (m *Manager) Finish(ctx context.Context, identity string, failed bool, cwd 
 	if failed {
 		outcome = "finished with failure"
 	}
-	return m.end(ctx, lk, env, cwd, outcome, false)
+	return m.end(ctx, lk, env, cwd, outcome, false, kill)
 }

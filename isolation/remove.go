@@ -10,9 +10,11 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/setup"
 	"github.com/git-apex/git-apex/state"
@@ -25,6 +27,7 @@ type RemoveOptions struct {
 	Force        bool   // discard uncommitted work and unheld commits
 	DeleteBranch bool   // delete the env's branch too
 	Cwd          string // the caller's directory: the env holding it is kept unless Force
+	Kill         bool   // end the processes that use the worktree, instead of refusing
 
 	// BranchMerged says the caller (a sweep) found the branch merged into
 	// its base, so deleting it loses nothing and needs no further check.
@@ -115,6 +118,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	if removeTree && !found {
 		return nil, refuse("%s is no longer a git worktree; look inside it, move it away, then run `git apex list` to heal the record", env.Path)
 	}
+	var users []hostexec.Process
 	if removeTree {
 		switch {
 		case wt.Path == worktrees[0].Path:
@@ -123,6 +127,9 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			return nil, refuse("its worktree is locked (%s); unlock it with `git worktree unlock %s` first", heal.LockReason(wt), wt.Path)
 		case opts.Cwd != "" && hostpath.Within(opts.Cwd, wt.Path) && !opts.Force:
 			return nil, refuse("your current directory is inside it; cd elsewhere, or run %s", forceHint)
+		}
+		if users = hostexec.UsersOf(wt.Path); len(users) > 0 && !opts.Kill {
+			return nil, refuse("it is in use by %s; stop it, or run `git apex remove --kill %s` to end it first", hostexec.Describe(users), identity)
 		}
 		// Uncommitted changes are checked by the provider's remove,
 		// below, after the intent; this checks what git status does not.
@@ -164,8 +171,9 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 		return refuse("it has %s; commit or stash them, or run %s to discard them", changes.Files(), forceHint)
 	}
-	if env.Live() && len(hooks.PreRemove) > 0 {
-		// The hook runs only once nothing can refuse the removal.
+	if len(users) > 0 || env.Live() && len(hooks.PreRemove) > 0 {
+		// The processes are ended, and the hook runs, only once nothing can
+		// refuse the removal.
 		if removeTree && !opts.Force {
 			if err := dirtyRefusal(); err != nil {
 				return nil, err
@@ -181,6 +189,14 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			}
 			m.r.Warnf("%v; removing anyway (--force)", err)
 		}
+	}
+	detail := fmt.Sprintf("%s at %s", env.Mode, env.Path)
+	if len(users) > 0 {
+		if err := hostexec.End(users, repo.KillGrace(m.r)); err != nil {
+			return nil, refuse("%v", err)
+		}
+		m.r.Notef("%s: ended %s", identity, hostexec.Describe(users))
+		detail += "; ended " + hostexec.Describe(users)
 	}
 	in := &intent.Intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch, Force: opts.Force}
 	if env.Live() && (removeTree || deleteBranch) {
@@ -206,7 +222,6 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			return nil, err
 		}
 	}
-	detail := fmt.Sprintf("%s at %s", env.Mode, env.Path)
 	if deleteBranch {
 		if err := lk.DeleteBranch(ctx, env.Branch); err != nil {
 			return nil, err

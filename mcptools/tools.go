@@ -145,10 +145,11 @@ type RemoveInput struct {
 	Identity     string `json:"identity"`
 	Force        bool   `json:"force,omitempty"`
 	DeleteBranch bool   `json:"delete_branch,omitempty"`
+	Kill         bool   `json:"kill,omitempty"`
 }
 
 func (t *tools) remove(ctx context.Context, s *service.Service, in RemoveInput) (*service.Removal, error) {
-	return s.Remove(ctx, service.RemoveRequest{Identity: in.Identity, Force: in.Force, DeleteBranch: in.DeleteBranch})
+	return s.Remove(ctx, service.RemoveRequest{Identity: in.Identity, Force: in.Force, DeleteBranch: in.DeleteBranch, Kill: in.Kill})
 }
 
 // FinishInput is the finish tool's input.
@@ -159,7 +160,7 @@ type FinishInput struct {
 }
 
 func (t *tools) finish(ctx context.Context, s *service.Service, in FinishInput) (*service.Ending, error) {
-	return s.Finish(ctx, in.Identity, in.Failed, "")
+	return s.Finish(ctx, in.Identity, in.Failed, service.EndOptions{})
 }
 
 // LinkInput is the link tool's input.

@@ -57,6 +57,7 @@ type Policy struct {
 	Requests  Requests            `toml:"requests"`
 	Batch     Batch               `toml:"batch"`
 	Trash     Trash               `toml:"trash"`
+	Remove    Remove              `toml:"remove"`
 
 	// File is where the policy was read from; "" for the built-in defaults.
 	File string `toml:"-"`
@@ -141,6 +142,13 @@ type Batch struct {
 	Engines []string `toml:"engines"`
 }
 
+// Remove is the [remove] table.
+type Remove struct {
+	// KillGrace is how long the processes a removal with --kill ends
+	// have between SIGTERM and SIGKILL.
+	KillGrace Duration `toml:"kill_grace"`
+}
+
 // Hosts are the kinds of host to look for requests on, in order.
 func (r Requests) Hosts() []string {
 	if r.Host == "auto" {
@@ -185,6 +193,7 @@ func Default() *Policy {
 			MaxTransfer: 1 << 30, ExchangeTimeout: Duration(5 * time.Minute)},
 		Requests: Requests{Host: "auto"},
 		Trash:    Trash{Keep: Duration(14 * 24 * time.Hour)},
+		Remove:   Remove{KillGrace: Duration(5 * time.Second)},
 	}
 }
 

@@ -62,6 +62,9 @@ func TestDecodeErrorsNameWhereAndWhat(t *testing.T) {
 		{"bad placeholder", "[worktree]\nroot = \"../{rpo}\"\n", 2, []string{"worktree.root", "{rpo}"}},
 		{"bad branch template", "[workflow.feature]\nbranch = \"f/{branch}\"\n", 2, []string{"workflow.feature.branch", "{branch}"}},
 		{"newer version", "version = 2\n", 1, []string{"upgrade git-apex"}},
+		{"no kill grace", "[remove]\nkill_grace = \"0s\"\n", 2, []string{"remove.kill_grace", "longer than 0"}},
+		{"long kill grace", "[remove]\nkill_grace = \"1h\"\n", 2, []string{"remove.kill_grace", "at most 10m"}},
+		{"bad kill grace", "[remove]\nkill_grace = \"soon\"\n", 2, []string{"kill_grace", `"soon"`}},
 		{"negative limit", "[worktree]\nmax_active = -1\n", 2, []string{"max_active"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -115,6 +115,11 @@ host = "auto"
 # restorable with "git apex restore"; "git apex gc" drops older work.
 keep = "14d"
 
+[remove]
+# How long processes still running in an environment that "remove --kill"
+# ends have between SIGTERM and SIGKILL.
+kill_grace = "5s"
+
 [batch]
 # Docker contexts to spread "git apex batch" over (each runs -j tasks).
 # engines = ["builder-1", "builder-2"]

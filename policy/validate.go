@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // placeholder matches a {name} in a template.
@@ -99,6 +100,9 @@ func (p *Policy) validate() *Error {
 	}
 	if h := p.Requests.Host; h != "auto" && h != "github" && h != "gitlab" {
 		return bad("requests.host", "unknown host %q: use \"github\", \"gitlab\" or \"auto\"", h)
+	}
+	if g := time.Duration(p.Remove.KillGrace); g <= 0 || g > 10*time.Minute {
+		return bad("remove.kill_grace", "must be longer than 0 and at most 10m, like \"5s\"")
 	}
 	if p.Pool.Size < 0 || p.Pool.Size > PoolMax {
 		return bad("pool.size", "must be 0 (no pool) to %d, not %d", PoolMax, p.Pool.Size)

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
@@ -22,6 +23,7 @@ import (
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 	"github.com/git-apex/git-apex/trash"
+	"github.com/git-apex/git-apex/words"
 )
 
 // The warm pool keeps detached worktrees ("slots") ready under
@@ -205,8 +207,11 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 // Drain removes the idle slots and returns how many, and the trash
 // entries it kept of them (see removeIdle). With all, slots still leased
 // by a running process are then refused (exit 3, naming them): their
-// work is never deleted under them.
-func (p *Pool) Drain(ctx context.Context, all bool) (int, []trash.Entry, error) {
+// work is never deleted under them. An idle slot that a process works in
+// (hostexec.Users: one left by a batch task, a shell) is kept too, and
+// refused naming it, unless kill: then it is ended first (SIGTERM, then
+// SIGKILL after [remove].kill_grace).
+func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
 	if _, err := p.Reclaim(ctx, nil); err != nil {
 		return 0, nil, err
 	}
@@ -219,11 +224,27 @@ func (p *Pool) Drain(ctx context.Context, all bool) (int, []trash.Entry, error) 
 		return 0, nil, err
 	}
 	defer lk.Unlock()
+	var idle, busy []string
+	for _, s := range slots {
+		if !s.Leased() {
+			idle = append(idle, s.Path)
+		}
+	}
+	users := hostexec.Users(idle)
 	n := 0
 	var kept []trash.Entry
 	for _, s := range slots {
 		if s.Leased() {
 			continue
+		}
+		if procs := users[s.Path]; len(procs) > 0 && !kill {
+			busy = append(busy, s.Path+" by "+hostexec.Describe(procs))
+			continue
+		} else if len(procs) > 0 {
+			if err := hostexec.End(procs, repo.KillGrace(p.r)); err != nil {
+				return n, kept, exitcode.New(exitcode.Refused, "cannot drain pool slot %s: %v", s.Path, err)
+			}
+			p.r.Notef("pool slot %s: ended %s", s.Path, hostexec.Describe(procs))
 		}
 		warm := s.Warm != state.Warm{}
 		p.dropWarm(ctx, s, nil)
@@ -238,6 +259,10 @@ func (p *Pool) Drain(ctx context.Context, all bool) (int, []trash.Entry, error) 
 			return n, kept, err
 		}
 		n++
+	}
+	if len(busy) > 0 {
+		return n, kept, exitcode.New(exitcode.Refused, "cannot drain %s in use: %s; stop them, or run `git apex pool drain --kill`",
+			words.Count(len(busy), "slot"), strings.Join(busy, "; "))
 	}
 	if all {
 		return n, kept, stillLeased(slots)

@@ -189,6 +189,17 @@ func (r *Repo) Warnings() []string {
 	return append([]string(nil), r.warned...)
 }
 
+// KillGrace is how long the processes ended for a removal in r have
+// between SIGTERM and SIGKILL: [remove].kill_grace, or its default while
+// the policy cannot be read (a forced removal goes on without it).
+func KillGrace(r *Repo) time.Duration {
+	pol, err := r.Policy()
+	if err != nil {
+		pol = policy.Default()
+	}
+	return time.Duration(pol.Remove.KillGrace)
+}
+
 // Notef prints a note on stderr.
 func (r *Repo) Notef(format string, args ...any) {
 	fmt.Fprintf(r.opts.Stderr, format+"\n", args...)

@@ -1,10 +1,13 @@
 package service
 
 import (
+	"context"
 	"time"
 
 	"github.com/git-apex/git-apex/container"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/isolation"
+	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/state"
 )
 
@@ -31,6 +34,16 @@ type Env struct {
 	Links       *[]Link           `json:"links,omitempty"`  // list and get
 	Git         *Git              `json:"git,omitempty"`    // list and get, live envs
 	Reused      *bool             `json:"reused,omitempty"` // start
+	// Processes are those working in a live env's worktree (list and
+	// get): its removal refuses, or ends them with --kill.
+	Processes []Process `json:"processes,omitempty"`
+}
+
+// Process is a process on this machine that works in an env: its
+// directory, its root or an open file is in the worktree.
+type Process struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command"` // its command name
 }
 
 // Git is what git says of a live env.
@@ -51,6 +64,46 @@ type Git struct {
 type Link struct {
 	Alias string `json:"alias"`
 	Kind  string `json:"kind"` // "link" or "parent"
+}
+
+// scan is one pass over the machine's processes for the worktrees of
+// the live envs as recorded, started before git is asked about them so
+// that both run at once.
+type scan struct {
+	dirs  map[string]bool
+	found chan map[string][]hostexec.Process
+}
+
+// startScan starts the scan; with no envs recorded it looks at none.
+func (s *Service) startScan(ctx context.Context) *scan {
+	sc := &scan{dirs: map[string]bool{}, found: make(chan map[string][]hostexec.Process, 1)}
+	envs, _ := s.r.Store.Envs(ctx, false) // an error: each env is looked at on its own
+	var dirs []string
+	for _, e := range envs {
+		if e.Mode != string(policy.Shared) {
+			sc.dirs[e.Path], dirs = true, append(dirs, e.Path)
+		}
+	}
+	go func() { sc.found <- hostexec.Users(dirs) }()
+	return sc
+}
+
+// withProcesses fills in the processes working in each live env's
+// worktree from what a scan of dirs found, and, for a worktree it did not
+// look at (moved since, as the list healed it), with one of its own.
+func withProcesses(envs []Env, dirs map[string]bool, found map[string][]hostexec.Process) {
+	for i, e := range envs {
+		if e.Git == nil || e.Mode == string(policy.Shared) {
+			continue // a destroyed env's path may be a live one's now; a shared one's is the main checkout
+		}
+		procs := found[e.Path]
+		if !dirs[e.Path] {
+			procs = hostexec.UsersOf(e.Path)
+		}
+		for _, p := range procs {
+			envs[i].Processes = append(envs[i].Processes, Process{PID: p.PID, Command: p.Command})
+		}
+	}
 }
 
 // envOf is the view of a recorded env.
@@ -94,5 +147,6 @@ func listedEnv(l isolation.Listed) Env {
 		}
 		v.Git = g
 	}
+
 	return v
 }

@@ -18,6 +18,7 @@ func (s *Service) List(ctx context.Context, status string) ([]Env, error) {
 	if status == "" {
 		status = Live
 	}
+	sc := s.startScan(ctx)
 	listed, err := s.m.List(ctx, status != Live && status != "active" && status != "preserved")
 	if err != nil {
 		return nil, err
@@ -28,6 +29,7 @@ func (s *Service) List(ctx context.Context, status string) ([]Env, error) {
 			envs = append(envs, listedEnv(l))
 		}
 	}
+	withProcesses(envs, sc.dirs, <-sc.found)
 	return envs, nil
 }
 
@@ -38,8 +40,9 @@ func (s *Service) Get(ctx context.Context, identity string) (*Env, error) {
 	if err != nil {
 		return nil, identityError(err)
 	}
-	env := listedEnv(l)
-	return &env, nil
+	env := []Env{listedEnv(l)}
+	withProcesses(env, nil, nil)
+	return &env[0], nil
 }
 
 // Find returns the env an identity names as it is recorded, without

@@ -14,6 +14,7 @@ type RemoveRequest struct {
 	Force        bool   // discard uncommitted work and commits held nowhere else
 	DeleteBranch bool   // delete the env's branch too
 	Cwd          string // the caller's directory: the env holding it is kept unless Force
+	Kill         bool   // end the processes that use the env rather than refuse
 }
 
 // Removal says what a removal did.
@@ -33,7 +34,7 @@ type Removal struct {
 // that one that does not answer holds up no other command; what it makes
 // meanwhile comes back under the lock (a file read when nothing).
 func (s *Service) Remove(ctx context.Context, r RemoveRequest) (*Removal, error) {
-	opts := isolation.RemoveOptions{Force: r.Force, DeleteBranch: r.DeleteBranch, Cwd: r.Cwd}
+	opts := isolation.RemoveOptions{Force: r.Force, DeleteBranch: r.DeleteBranch, Cwd: r.Cwd, Kill: r.Kill}
 	if env, _, err := s.r.Resolve(ctx, r.Identity); err == nil {
 		_, opts.BackErr = sandbox.BringBackEnv(ctx, s.r, nil, env)
 		if ctx.Err() != nil { // interrupted while reading: nothing is removed, forced or not
@@ -83,11 +84,18 @@ func endingOf(end *isolation.Ending) *Ending {
 	return out
 }
 
+// EndOptions are what close and finish take from their caller.
+type EndOptions struct {
+	Cwd   string // the caller's directory: the env holding it is kept
+	Force bool   // close: remove it as remove --force does
+	Kill  bool   // end the processes working in the env rather than keep it
+}
+
 // Close ends an identity, and removes its env once no identity uses it
-// when that is safe (force: whatever it holds, its uncommitted work kept
-// in the trash); else keeps it as preserved with the reason.
-func (s *Service) Close(ctx context.Context, identity, cwd string, force bool) (*Ending, error) {
-	end, err := s.m.CloseIdentity(ctx, identity, cwd, force)
+// when that is safe (with Force: whatever it holds, its uncommitted work
+// kept in the trash); else keeps it as preserved with the reason.
+func (s *Service) Close(ctx context.Context, identity string, opts EndOptions) (*Ending, error) {
+	end, err := s.m.CloseIdentity(ctx, identity, opts.Cwd, opts.Force, opts.Kill)
 	if err != nil {
 		return nil, identityError(err)
 	}
@@ -96,8 +104,8 @@ func (s *Service) Close(ctx context.Context, identity, cwd string, force bool) (
 
 // Finish ends an env's lifecycle: removed on success, preserved on
 // failure, as the policy says.
-func (s *Service) Finish(ctx context.Context, identity string, failed bool, cwd string) (*Ending, error) {
-	end, err := s.m.Finish(ctx, identity, failed, cwd)
+func (s *Service) Finish(ctx context.Context, identity string, failed bool, opts EndOptions) (*Ending, error) {
+	end, err := s.m.Finish(ctx, identity, failed, opts.Cwd, opts.Kill)
 	if err != nil {
 		return nil, identityError(err)
 	}

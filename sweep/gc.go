@@ -25,6 +25,7 @@ type GCOptions struct {
 	Orphans   bool
 	DryRun    bool
 	Force     bool // adopt unknown worktrees (only with Orphans)
+	Kill      bool // end the processes that use an env being removed rather than keep it
 	Cwd       string
 }
 
@@ -52,7 +53,7 @@ func (sw *Sweeper) GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 	}
 	var items []GCItem
 	if opts.Merged || opts.OlderThan > 0 {
-		swept, err := sw.Run(ctx, Options{Merged: opts.Merged, OlderThan: opts.OlderThan, DryRun: opts.DryRun, Cwd: opts.Cwd})
+		swept, err := sw.Run(ctx, Options{Merged: opts.Merged, OlderThan: opts.OlderThan, DryRun: opts.DryRun, Cwd: opts.Cwd, Kill: opts.Kill})
 		if err != nil {
 			return nil, err
 		}

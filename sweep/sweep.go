@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/merged"
@@ -40,6 +41,7 @@ type Options struct {
 	Only      []*state.Env  // look only at these live envs (the hooks' candidates); nil: all
 	DryRun    bool          // say what would be done, change nothing
 	Cwd       string        // the env holding this directory is kept
+	Kill      bool          // end the processes that use an env being removed rather than keep it
 	// ReadBudget, when set (the git hooks), is the most all reads of full
 	// envs' containers take together: an env whose container does not
 	// answer within what is left is kept, and marked (state.NoAnswerKey)
@@ -166,7 +168,7 @@ func (sw *Sweeper) Run(ctx context.Context, opts Options) ([]Item, error) {
 // checks what would stop the removal without changing anything.
 func (sw *Sweeper) sweepOne(ctx context.Context, lk *gitx.Locked, item *Item, opts Options, deleteBranch bool, worktrees []gitx.Worktree, readBy time.Time) {
 	if opts.DryRun {
-		item.Kept = sw.wouldKeep(ctx, lk, item.Env, worktrees, opts.Cwd)
+		item.Kept = sw.wouldKeep(ctx, lk, item.Env, worktrees, opts)
 		item.Removed = item.Kept == ""
 		return
 	}
@@ -186,7 +188,7 @@ func (sw *Sweeper) sweepOne(ctx context.Context, lk *gitx.Locked, item *Item, op
 		}
 	}
 	res, err := sw.envs.RemoveLocked(ctx, lk, env, isolation.RemoveOptions{Cwd: opts.Cwd, DeleteBranch: deleteBranch,
-		BranchMerged: item.Merged, Worktrees: worktrees, ReadWithin: within})
+		BranchMerged: item.Merged, Worktrees: worktrees, ReadWithin: within, Kill: opts.Kill})
 	if err == nil {
 		item.Removed, item.BranchDeleted = true, res.BranchDeleted
 		return
@@ -209,8 +211,10 @@ func (sw *Sweeper) sweepOne(ctx context.Context, lk *gitx.Locked, item *Item, op
 }
 
 // wouldKeep says why a removal would be refused (a locked worktree, the
-// caller's directory, uncommitted work), or "".
-func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.Env, worktrees []gitx.Worktree, cwd string) string {
+// caller's directory, a process using it unless Kill, uncommitted work),
+// or "".
+func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.Env, worktrees []gitx.Worktree, opts Options) string {
+	cwd := opts.Cwd
 	wt, ok := gitx.FindWorktree(worktrees, env.Path)
 	switch {
 	case env.Mode == string(policy.Shared) || !ok:
@@ -219,6 +223,11 @@ func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.En
 		return "its worktree is locked (" + heal.LockReason(wt) + ")"
 	case cwd != "" && hostpath.Within(cwd, wt.Path):
 		return "your current directory is inside it"
+	}
+	if !opts.Kill {
+		if users := hostexec.UsersOf(wt.Path); len(users) > 0 {
+			return "it is in use by " + hostexec.Describe(users)
+		}
 	}
 	if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()}); err != nil || changes.Dirty() {
 		if err != nil {

@@ -14,8 +14,9 @@ func closeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "close",
 		Usage:     "end a work item: drop its identity, and remove its environment once nothing uses it",
-		UsageText: "git apex close [--force] [--json] <identity>",
-		Flags:     []cli.Flag{&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "remove it as remove --force does, its uncommitted work kept in the trash"}, jsonFlag},
+		UsageText: "git apex close [--force] [--kill] [--json] <identity>",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "remove it as remove --force does, its uncommitted work kept in the trash"},
+			cmdline.KillFlag, jsonFlag},
 		Description: "An environment that no identity uses any more is removed when that is safe; " +
 			"one with uncommitted work is kept as preserved, with the reason; --force removes it, its work kept in the trash.",
 		Action: func(c *cli.Context) error {
@@ -25,13 +26,13 @@ func closeCommand() *cli.Command {
 			}
 			cwd, _ := os.Getwd()
 			return withService(c, func(s *service.Service) error {
-				end, err := s.Close(c.Context, args[0], cwd, c.Bool("force"))
+				end, err := s.Close(c.Context, args[0], service.EndOptions{Cwd: cwd, Force: c.Bool("force"), Kill: c.Bool("kill")})
 				if err != nil {
 					return err
 				}
 				if len(end.StillUsedBy) > 0 {
 					note(c, "closed %s; its environment stays, used by %s", args[0], strings.Join(end.StillUsedBy, ", "))
-					return printEnding(c, end)
+					return printIfJSON(c, end)
 				}
 				return reportEnding(c, "closed "+args[0], end)
 			})
@@ -43,12 +44,13 @@ func finishCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "finish",
 		Usage:     "end an environment's lifecycle: clean up on success, keep it on failure",
-		UsageText: "git apex finish [--failed] [--json] <identity>",
+		UsageText: "git apex finish [--failed] [--kill] [--json] <identity>",
 		Description: "On success the environment is removed when [worktree].cleanup_on_complete (default true). " +
 			"With --failed it is kept as preserved, and its path printed, when [worktree].preserve_on_failure (default true). " +
 			"A cleanup that is refused or fails only warns: finish still succeeds.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "failed", Usage: "the work failed: keep the environment for inspection"},
+			cmdline.KillFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -58,7 +60,7 @@ func finishCommand() *cli.Command {
 			}
 			cwd, _ := os.Getwd()
 			return withService(c, func(s *service.Service) error {
-				end, err := s.Finish(c.Context, args[0], c.Bool("failed"), cwd)
+				end, err := s.Finish(c.Context, args[0], c.Bool("failed"), service.EndOptions{Cwd: cwd, Kill: c.Bool("kill")})
 				if err != nil {
 					return err
 				}
@@ -77,13 +79,5 @@ func reportEnding(c *cli.Context, what string, end *service.Ending) error {
 	if end.Outcome == service.Preserved && !c.Bool("json") {
 		return printLine(c, end.Env.Path)
 	}
-	return printEnding(c, end)
-}
-
-// printEnding prints the ending as JSON under --json.
-func printEnding(c *cli.Context, end *service.Ending) error {
-	if c.Bool("json") {
-		return printJSON(c, end)
-	}
-	return nil
+	return printIfJSON(c, end)
 }

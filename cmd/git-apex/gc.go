@@ -15,7 +15,7 @@ func gcCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "gc",
 		Usage:     "remove merged and inactive environments; find and repair orphans",
-		UsageText: "git apex gc [--merged] [--older-than DURATION] [--orphans] [--dry-run] [--force] [--json]",
+		UsageText: "git apex gc [--merged] [--older-than DURATION] [--orphans] [--dry-run] [--force] [--kill] [--json]",
 		Description: "Without --merged, --older-than or --orphans: --merged and --older-than [worktree].stale_after. " +
 			"Environments are removed only when `git apex remove` would (never with uncommitted work); a merged " +
 			"environment's branch is deleted when [worktree].delete_merged_branches. Inactive means no commit and no " +
@@ -28,13 +28,14 @@ func gcCommand() *cli.Command {
 			&cli.BoolFlag{Name: "orphans", Usage: "find what git and git-apex disagree on"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be done; change nothing"},
 			&cli.BoolFlag{Name: "force", Usage: "with --orphans, adopt unknown worktrees"},
+			cmdline.KillFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
 		},
 		Action: func(c *cli.Context) error {
 			if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
-			opts := sweep.GCOptions{Merged: c.Bool("merged"), Orphans: c.Bool("orphans"), DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
+			opts := sweep.GCOptions{Merged: c.Bool("merged"), Orphans: c.Bool("orphans"), DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Kill: c.Bool("kill")}
 			if s := c.String("older-than"); s != "" {
 				d, err := policy.ParseDuration(s)
 				if err != nil || d == 0 {

@@ -64,8 +64,5 @@ func unlinkCommand() *cli.Command {
 
 // printEnv prints the env link or unlink resolved to, under --json.
 func printEnv(c *cli.Context, env *service.Env) error {
-	if c.Bool("json") {
-		return printJSON(c, env)
-	}
-	return nil
+	return printIfJSON(c, env)
 }

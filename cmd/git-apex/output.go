@@ -46,6 +46,14 @@ func printJSON(c *cli.Context, v any) error {
 	return enc.Encode(v)
 }
 
+// printIfJSON prints v as JSON under --json, else nothing.
+func printIfJSON(c *cli.Context, v any) error {
+	if c.Bool("json") {
+		return printJSON(c, v)
+	}
+	return nil
+}
+
 func printLine(c *cli.Context, s string) error {
 	_, err := fmt.Fprintln(c.App.Writer, s)
 	return err

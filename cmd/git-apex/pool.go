@@ -80,13 +80,13 @@ func poolCommand() *cli.Command {
 			{
 				Name:  "drain",
 				Usage: "remove the idle slots; with --all, refuse while running processes hold others",
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "empty the pool: exit 3 naming the slots running processes still hold"}},
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "empty the pool: exit 3 naming the slots running processes still hold"}, cmdline.KillFlag},
 				Action: func(c *cli.Context) error {
 					if err := noArgs(c); err != nil {
 						return err
 					}
 					return withRepo(c, func(r *repo.Repo) error {
-						n, kept, err := pool.New(r).Drain(c.Context, c.Bool("all"))
+						n, kept, err := pool.New(r).Drain(c.Context, c.Bool("all"), c.Bool("kill"))
 						note(c, "removed %s", words.Count(n, "idle slot"))
 						for _, e := range kept {
 							note(c, "discarded %s changed by hand in %s into the trash; undo with `git apex restore %s`", words.Count(e.Files, "file"), e.Path, e.Identity)

@@ -14,7 +14,7 @@ func removeCommand() *cli.Command {
 		Name:      "remove",
 		Aliases:   []string{"rm"},
 		Usage:     "remove an environment's worktree and mark it destroyed",
-		UsageText: "git apex remove [--force] [--delete-branch] [--json] <identity>",
+		UsageText: "git apex remove [--force] [--delete-branch] [--kill] [--json] <identity>",
 		Description: "Refuses (exit 3, changing nothing) when the worktree has modified, staged or untracked files, " +
 			"a detached HEAD with commits no branch or remote holds, or holds your current directory; --force removes anyway. " +
 			"The branch is kept unless --delete-branch, which refuses when the branch has commits found in no other branch " +
@@ -22,6 +22,7 @@ func removeCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "discard uncommitted work and commits held nowhere else"},
 			&cli.BoolFlag{Name: "delete-branch", Usage: "delete the environment's branch too"},
+			cmdline.KillFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -30,7 +31,7 @@ func removeCommand() *cli.Command {
 				return err
 			}
 			cwd, _ := os.Getwd()
-			req := service.RemoveRequest{Identity: args[0], Force: c.Bool("force"), DeleteBranch: c.Bool("delete-branch"), Cwd: cwd}
+			req := service.RemoveRequest{Identity: args[0], Force: c.Bool("force"), DeleteBranch: c.Bool("delete-branch"), Cwd: cwd, Kill: c.Bool("kill")}
 			return withService(c, func(s *service.Service) error {
 				res, err := s.Remove(c.Context, req)
 				if err != nil {
@@ -39,10 +40,7 @@ func removeCommand() *cli.Command {
 				for _, line := range cmdline.RemovalNotes(res) {
 					note(c, "%s", line)
 				}
-				if c.Bool("json") {
-					return printJSON(c, res)
-				}
-				return nil
+				return printIfJSON(c, res)
 			})
 		},
 	}

@@ -1,0 +1,116 @@
+package hostexec
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// users is Users's one pass over /proc: for each process, the links of
+// its cwd, root and fd/*, compared with every dir.
+func users(dirs []string) map[string][]Process {
+	self := os.Getpid()
+	skip := map[int]bool{self: true}
+	for pid := parent(self); pid > 1 && !skip[pid]; pid = parent(pid) {
+		skip[pid] = true // the processes that started git-apex
+	}
+	mounts, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return nil
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	// Most links lead nowhere near an env: those outside the directory
+	// all dirs share are passed over at once.
+	common := dirs[0]
+	for _, d := range dirs[1:] {
+		for !within(d, common) {
+			common = filepath.Dir(common)
+		}
+	}
+	found := map[string][]Process{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || skip[pid] {
+			continue
+		}
+		base := "/proc/" + e.Name() + "/"
+		if ns, err := os.Readlink(base + "ns/mnt"); err != nil || ns != mounts {
+			continue // not ours to inspect, or a container's
+		}
+		used := map[string]bool{}
+		check := func(link string) {
+			target, err := os.Readlink(link)
+			if err != nil || !within(target, common) {
+				return // gone, a socket, pipe or anonymous file, or elsewhere
+			}
+			for _, d := range dirs {
+				if within(target, d) {
+					used[d] = true
+				}
+			}
+		}
+		check(base + "cwd")
+		check(base + "root")
+		if fds, err := os.ReadDir(base + "fd"); err == nil {
+			for _, fd := range fds {
+				check(base + "fd/" + fd.Name())
+			}
+		}
+		if len(used) == 0 || descends(pid, self) {
+			continue
+		}
+		comm, _ := os.ReadFile(base + "comm")
+		p := Process{PID: pid, Command: strings.TrimSpace(string(comm)), start: startTime(pid)}
+		for d := range used {
+			found[d] = append(found[d], p)
+		}
+	}
+	return found
+}
+
+// stat is the fields of /proc/PID/stat after the command name (which, in
+// parentheses, may hold spaces): the state is [0], the parent [1], the
+// start time [19].
+func stat(pid int) []string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(data[i+1:]))
+}
+
+// parent is a process's parent's PID, 0 when unknown.
+func parent(pid int) int {
+	fields := stat(pid)
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
+// descends reports whether pid was started by ancestor, directly or not.
+func descends(pid, ancestor int) bool {
+	for seen := 0; pid > 1 && seen < 1000; seen++ {
+		if pid = parent(pid); pid == ancestor {
+			return true
+		}
+	}
+	return false
+}
+
+// ended reports whether p no longer runs: gone, its PID another
+// process's, or a zombie (which holds no directory) its parent has not
+// reaped yet.
+func ended(p Process) bool {
+	fields := stat(p.PID)
+	return len(fields) < 20 || fields[19] != strconv.FormatInt(p.start, 10) || fields[0] == "Z" || fields[0] == "X"
+}

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package hostexec
+
+// users finds nothing: this system has no /proc to read a process's
+// directories and open files from, and git-apex does not look for them
+// another way (the README says so).
+func users([]string) map[string][]Process { return nil }
+
+// ended reports whether p no longer runs.
+func ended(p Process) bool { return !Alive(p.PID, p.start) }

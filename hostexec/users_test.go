@@ -1,0 +1,133 @@
+//go:build linux
+
+package hostexec
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// orphan starts script in sh in dir and returns the PID it prints: a
+// background process whose parent has exited, so it is not one of this
+// test's descendants (which Users leaves out). It is killed when the
+// test ends.
+func orphan(t *testing.T, dir, script string) int {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script+" >/dev/null 2>&1 & echo $!")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	// Wait until it has become sleep, its directories and files set.
+	for i := 0; i < 500; i++ {
+		if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); strings.TrimSpace(string(comm)) == "sleep" {
+			return pid
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d did not become sleep", pid)
+	return 0
+}
+
+// TestUsers finds, in one scan, a process by its working directory and
+// one by a file it holds open, each under its own directory only (not
+// under a sibling whose name starts the same); leaves out this test's own
+// child; and End ends them.
+func TestUsers(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwdEnv, fileEnv, sibling, idle := filepath.Join(root, "env"), filepath.Join(root, "env-files"), filepath.Join(root, "en"), filepath.Join(root, "idle")
+	for _, d := range []string{filepath.Join(cwdEnv, "sub"), fileEnv, sibling, idle} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(fileEnv, "log"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inCwd := orphan(t, filepath.Join(cwdEnv, "sub"), "exec sleep 1000")
+	holding := orphan(t, root, "exec sleep 1000 3>>"+filepath.Join(fileEnv, "log"))
+	child := exec.Command("sleep", "1000")
+	child.Dir = idle
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+
+	found := Users([]string{cwdEnv, fileEnv, sibling, idle})
+	if got := found[cwdEnv]; len(got) != 1 || got[0].PID != inCwd || got[0].Command != "sleep" {
+		t.Errorf("users of %s = %v, want process %d (sleep)", cwdEnv, got, inCwd)
+	}
+	if got := found[fileEnv]; len(got) != 1 || got[0].PID != holding {
+		t.Errorf("users of %s = %v, want process %d, which holds a file there", fileEnv, got, holding)
+	}
+	if got := found[sibling]; len(got) != 0 {
+		t.Errorf("users of %s = %v, want none", sibling, got)
+	}
+	if got := found[idle]; len(got) != 0 {
+		t.Errorf("users of %s = %v, want none: this test's own child is left out", idle, got)
+	}
+	if want := "process " + strconv.Itoa(inCwd) + " (sleep)"; Describe(found[cwdEnv]) != want {
+		t.Errorf("Describe = %q, want %q", Describe(found[cwdEnv]), want)
+	}
+
+	if err := End(append(found[cwdEnv], found[fileEnv]...), 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if left := Users([]string{cwdEnv, fileEnv}); len(left) != 0 {
+		t.Errorf("after End, users = %v, want none", left)
+	}
+}
+
+// TestEndKills: a process that ignores SIGTERM is killed after the grace.
+func TestEndKills(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := orphan(t, dir, "trap '' TERM; exec sleep 1000")
+	found := Users([]string{dir})[dir]
+	if len(found) != 1 || found[0].PID != pid {
+		t.Fatalf("users = %v, want process %d", found, pid)
+	}
+	if err := End(found, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if !ended(found[0]) {
+		t.Errorf("process %d still runs after End", pid)
+	}
+}
+
+// TestUsersLeavesOtherMounts: a process in another mount namespace (a
+// container's, which ends with its container) is not counted, though
+// its directory is the one asked about.
+func TestUsersLeavesOtherMounts(t *testing.T) {
+	if exec.Command("unshare", "--mount", "true").Run() != nil {
+		t.Skip("unshare --mount is not permitted here")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := orphan(t, dir, "exec unshare --mount sleep 1000")
+	if link, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd"); link != dir {
+		t.Fatalf("process %d works in %q, want %s", pid, link, dir)
+	}
+	if found := UsersOf(dir); len(found) != 0 {
+		t.Errorf("users of %s = %v, want none: the process is in another mount namespace", dir, found)
+	}
+}
