@@ -15,12 +15,21 @@ import (
 // may write, a file with another link (a hard link would share the env's
 // file with the link's), or one owned by another user than this
 // process's or owner's (the host's user, to whom a root git-apex gave
-// the slot for its container: repo.Repo.HostUser), or an extended
-// attribute (an ACL, system.posix_acl_access or _default, can grant
-// another user what the mode bits deny; git's reset keeps them all).
-// Symbolic links are not followed.
+// the slot for its container: repo.Repo.HostUser), or one that its
+// group may write while it belongs to another group than the pool
+// directory's (dir's parent, which git-apex made and no container
+// reaches: the slot's files get its group or none of their own), or an
+// extended attribute (an ACL, system.posix_acl_access or _default, can
+// grant another user what the mode bits deny; git's reset keeps them
+// all). Symbolic links are not followed.
 func tainted(dir string, owner int) string {
 	uid := os.Geteuid()
+	group := -1
+	if info, err := os.Stat(filepath.Dir(dir)); err == nil {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			group = int(st.Gid)
+		}
+	}
 	found := ""
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -46,6 +55,8 @@ func tainted(dir string, owner int) string {
 			found = "a second link to " + rel
 		case st != nil && int(st.Uid) != uid && int(st.Uid) != owner:
 			found = rel + ", owned by another user"
+		case st != nil && mode&fs.ModeSymlink == 0 && mode.Perm()&0o020 != 0 && int(st.Gid) != group:
+			found = "a group-writable " + rel + " of another group"
 		case xattrOn(path) != "":
 			found = "the extended attribute " + xattrOn(path) + " on " + rel
 		default:

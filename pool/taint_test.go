@@ -34,10 +34,18 @@ func TestTainted(t *testing.T) {
 		{"user xattr", "the extended attribute user.x on sub/file", func(dir string) error {
 			return unix.Lsetxattr(filepath.Join(dir, "sub", "file"), "user.x", []byte("1"), 0)
 		}},
+		{"group-writable, the pool's group", "", func(dir string) error { return os.Chmod(filepath.Join(dir, "sub", "file"), 0o664) }},
 		{"hard link", "a second link to ", func(dir string) error { return os.Link(filepath.Join(dir, "sub", "file"), filepath.Join(dir, "link")) }},
 	}
 	if os.Geteuid() == 0 {
-		cases = append(cases, plant{"another owner", "sub/file, owned by another user", func(dir string) error { return os.Lchown(filepath.Join(dir, "sub", "file"), 4321, 4321) }})
+		cases = append(cases, plant{"another owner", "sub/file, owned by another user", func(dir string) error { return os.Lchown(filepath.Join(dir, "sub", "file"), 4321, 4321) }},
+			plant{"group-writable, another group", "a group-writable sub of another group", func(dir string) error {
+				if err := os.Lchown(filepath.Join(dir, "sub"), -1, 2345); err != nil {
+					return err
+				}
+				return os.Chmod(filepath.Join(dir, "sub"), 0o775)
+			}},
+			plant{"another group, not group-writable", "", func(dir string) error { return os.Lchown(filepath.Join(dir, "sub", "file"), -1, 2345) }})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
