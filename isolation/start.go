@@ -265,7 +265,7 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 		if p.path, err = pol.EnvPath(root, mainRoot, m.r.Git.CommonDir, id, p.branch); err != nil {
 			return nil, err
 		}
-		if err := m.r.CheckEnvPath(pol, p.path, root != ""); err != nil {
+		if err := m.r.CheckEnvPath(pol, p.path, root != "", p.mode == policy.Full); err != nil {
 			return nil, err
 		}
 		// Full needs a worktree too: without one it falls back past

@@ -42,6 +42,12 @@ type HostSettings struct {
 	// BesideCheckout allows (absolute, climbing above the checkout's
 	// parent, deeper or hidden there, or led there by a symbolic link).
 	Root string `json:"root,omitempty"`
+	// RootInside is [worktree].root when it places environments inside
+	// the main checkout (the checkout itself included): git-apex closes
+	// no directory there, so whoever can read the checkout reaches what
+	// a full environment's container writes, and for a full environment
+	// it needs approval too (see ForFull).
+	RootInside string `json:"root_inside,omitempty"`
 	// RootTarget is where Root really leads, when a symbolic link takes
 	// it elsewhere than it reads.
 	RootTarget string `json:"root_target,omitempty"`
@@ -100,6 +106,8 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 		if target != written {
 			h.RootTarget = target
 		}
+	} else if within(target, checkout) {
+		h.RootInside = p.Worktree.Root
 	}
 	if p.Container.User != "host" {
 		h.User = p.Container.User
@@ -164,8 +172,9 @@ func globDir(glob string) string {
 }
 
 // ForFull reports whether there is something to approve for a full
-// environment: anything Empty counts, and the copies into its container.
-func (h HostSettings) ForFull() bool { return !h.Empty() || len(h.CopyIn) > 0 }
+// environment: anything Empty counts, the copies into its container, and
+// a root inside the checkout.
+func (h HostSettings) ForFull() bool { return !h.Empty() || len(h.CopyIn) > 0 || h.RootInside != "" }
 
 // Empty reports whether there is nothing to approve for an environment
 // without a container (copies from the checkout into a worktree are the
@@ -205,6 +214,9 @@ func (h HostSettings) Lines() []string {
 	}
 	if h.Root != "" {
 		lines = append(lines, "worktree.root: "+h.Root+leadsTo(h.RootTarget))
+	}
+	if h.RootInside != "" {
+		lines = append(lines, "worktree.root (full environments inside the checkout): "+h.RootInside)
 	}
 	if h.User != "" {
 		lines = append(lines, "container.user: "+h.User)

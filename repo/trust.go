@@ -94,8 +94,10 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 // takes elsewhere, into the repository's git directory or onto the main
 // checkout, is refused even when trusted. With personal set, the root is
 // the user's own apex.root: it needs no approval, but a link in the main
-// checkout must not take it elsewhere either.
-func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal bool) error {
+// checkout must not take it elsewhere either. With full set (a full env),
+// a root inside the main checkout needs approval too (see
+// policy.HostSettings.RootInside).
+func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal, full bool) error {
 	mainRoot := r.Git.MainRoot()
 	checkout := hostpath.RealPath(mainRoot)
 	parent := filepath.Dir(checkout)
@@ -112,6 +114,16 @@ func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal bool) erro
 		return nil
 	}
 	host := pol.HostSettings(mainRoot)
+	if full && host.RootInside != "" {
+		trusted, _, err := r.TrustedFull(pol)
+		if err != nil {
+			return err
+		}
+		if !trusted {
+			return exitcode.New(exitcode.Refused, "cannot start at %s: [worktree].root = %q in %s places full environments inside the main checkout %s, where whoever can read the checkout reaches the container's output, which needs your approval: review the policy, then run `git apex trust`",
+				path, pol.Worktree.Root, pol.File, checkout)
+		}
+	}
 	if host.Root == "" {
 		free := hostpath.RealPath(pol.EnvRoot(checkout))
 		if hostpath.Within(real, checkout) || hostpath.Within(real, free) {
