@@ -243,7 +243,7 @@ func gitDir(has func(name string) bool) bool {
 // that git reads there: what removing a planted git directory deletes
 // when it is not a .git of its own, so that the files the repository
 // tracks beside them stay.
-var gitDirFiles = []string{"HEAD", "commondir", "config", "objects", "refs"}
+var gitDirFiles = []string{"HEAD", "commondir", "config", "config.worktree", "objects", "refs"}
 
 // RemoveCommand is the shell command that deletes rels in worktree,
 // entirely, their paths quoted for the shell; "" when a name holds
