@@ -29,17 +29,26 @@ import (
 // walks the whole worktree for them.
 
 // Untracked returns which of the untracked paths git status named in the
-// worktree (slash-separated, "dir/" for a directory) is a directory that
-// is a nested repository (holds a .git) or a git directory, as paths
-// relative to the worktree. It looks at names only: nothing is opened.
+// worktree (slash-separated, "dir/" for a directory) is, or is in, a
+// directory that is a nested repository (holds a .git) or a git
+// directory, as paths relative to the worktree: an untracked directory
+// itself, or, for an untracked HEAD or commondir in a directory git
+// tracks (where git status names files, not the directory), that
+// directory. It looks at those paths only: a few lstats, no walk.
 func Untracked(worktree string, untracked []string) []string {
 	var found []string
-	for _, d := range untracked {
-		d, isDir := strings.CutSuffix(d, "/")
-		if !isDir || d == "" || d == "." {
+	for _, u := range untracked {
+		d, isDir := strings.CutSuffix(u, "/")
+		if !isDir {
+			if base := path.Base(u); base != "HEAD" && base != "commondir" {
+				continue
+			}
+			d = path.Dir(u)
+		}
+		if d == "" || d == "." || slices.Contains(found, d) {
 			continue
 		}
-		if p := plantedAt(worktree, d); p != "" {
+		if p := plantedAt(worktree, d); p != "" && !slices.Contains(found, p) {
 			found = append(found, p)
 		}
 	}
@@ -207,29 +216,70 @@ func plantedAt(worktree, d string) string {
 	return ""
 }
 
-// IsGitDir reports whether dir looks like a git directory to git: HEAD,
-// objects/ and refs/ (what git's own discovery checks for).
+// IsGitDir reports whether dir looks like a git directory to git
+// (GitDirNames), by a few lstats.
 func IsGitDir(dir string) bool {
-	for _, name := range []string{"HEAD", "objects", "refs"} {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
-			return false
-		}
-	}
-	return true
+	return gitDir(func(name string) bool {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		return err == nil
+	})
 }
 
-// RemoveCommand is the shell command that deletes what Untracked or
-// Anywhere found at rel in worktree, its path quoted for the shell; ""
-// when the name holds control characters, which a terminal could take for
-// something else.
-func RemoveCommand(worktree, rel string) string {
-	p := filepath.Join(worktree, filepath.FromSlash(rel))
-	for _, r := range p {
-		if r < 0x20 || r == 0x7f {
-			return ""
+// GitDirNames reports whether a directory holding the entries names
+// looks like a git directory to git (IsGitDir, for a walk that has read
+// them).
+func GitDirNames(names []string) bool {
+	return gitDir(func(name string) bool { return slices.Contains(names, name) })
+}
+
+// gitDir is the rule of git's own discovery: HEAD, and objects/ and
+// refs/, or a commondir file naming the directory that holds them (a git
+// directory split in two, as a linked worktree's is).
+func gitDir(has func(name string) bool) bool {
+	return has("HEAD") && (has("commondir") || has("objects") && has("refs"))
+}
+
+// gitDirFiles are the entries that make a directory a git directory, or
+// that git reads there: what removing a planted git directory deletes
+// when it is not a .git of its own, so that the files the repository
+// tracks beside them stay.
+var gitDirFiles = []string{"HEAD", "commondir", "config", "config.worktree", "objects", "refs"}
+
+// RemoveCommand is the shell command that deletes rels in worktree,
+// entirely, their paths quoted for the shell; "" when a name holds
+// control characters, which a terminal could take for something else.
+func RemoveCommand(worktree string, rels ...string) string {
+	cmd := "rm -rf"
+	for _, rel := range rels {
+		p := filepath.Join(worktree, filepath.FromSlash(rel))
+		for _, r := range p {
+			if r < 0x20 || r == 0x7f {
+				return ""
+			}
+		}
+		cmd += " " + hostpath.ShellQuote(p)
+	}
+	return cmd
+}
+
+// unplantCommand is the shell command that removes what Untracked or
+// Anywhere found at rel: a .git entry whole; of a git directory, only
+// the entries of gitDirFiles it holds (its directory may be one the
+// repository tracks, doc/: its tracked files stay).
+func unplantCommand(worktree, rel string) string {
+	if path.Base(rel) == ".git" {
+		return RemoveCommand(worktree, rel)
+	}
+	var rels []string
+	for _, name := range gitDirFiles {
+		if _, err := os.Lstat(filepath.Join(worktree, filepath.FromSlash(rel), name)); err == nil {
+			rels = append(rels, path.Join(rel, name))
 		}
 	}
-	return "rm -rf " + hostpath.ShellQuote(p)
+	if len(rels) == 0 {
+		return RemoveCommand(worktree, path.Join(rel, "HEAD"))
+	}
+	return RemoveCommand(worktree, rels...)
 }
 
 // Warn warns of what Untracked finds in a full env's worktree, and of
@@ -267,7 +317,7 @@ func Describe(worktree string, found []string) string {
 		b.WriteString("them")
 	}
 	for _, rel := range found {
-		if cmd := RemoveCommand(worktree, rel); cmd != "" {
+		if cmd := unplantCommand(worktree, rel); cmd != "" {
 			b.WriteString("\n  " + cmd)
 		} else {
 			b.WriteString("\n  (by hand: its name holds control characters)")

@@ -36,6 +36,8 @@ func TestAnywhereNotCommitted(t *testing.T) {
 	gitDir("doc")
 	gitDir(".idea/y")
 	gitDir("new/sub")
+	write(t, filepath.Join(dir, "split", "HEAD"), "ref: refs/heads/x\n")
+	write(t, filepath.Join(dir, "split", "commondir"), "../doc\n")
 	write(t, filepath.Join(dir, "src", ".git"), "gitdir: /elsewhere\n")
 	if err := syscall.Mkfifo(filepath.Join(dir, "new", ".git"), 0o644); err != nil {
 		t.Fatal(err)
@@ -46,7 +48,7 @@ func TestAnywhereNotCommitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	found := Anywhere(dir)
-	want := []string{".idea/y", "doc", "fixture", "new/.git", "new/sub", "src/.git"}
+	want := []string{".idea/y", "doc", "fixture", "new/.git", "new/sub", "split", "src/.git"}
 	if slices.Sort(found); !slices.Equal(found, want) {
 		t.Fatalf("Anywhere = %q, want %q", found, want)
 	}
@@ -57,6 +59,33 @@ func TestAnywhereNotCommitted(t *testing.T) {
 	write(t, filepath.Join(dir, "fixture", "config"), "[core]\n\tfsmonitor = touch PWNED\n")
 	if got := NotCommitted(ctx, g, dir, []string{"fixture"}); !slices.Equal(got, []string{"fixture"}) {
 		t.Errorf("NotCommitted of the fixture with a planted config = %q, want it", got)
+	}
+}
+
+// TestUntrackedTrackedDir gives Untracked what git status names for a git
+// directory planted in a tracked directory (its files, not the
+// directory), and one split with commondir in an untracked directory;
+// the command that removes the first spares the tracked file beside it.
+func TestUntrackedTrackedDir(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "doc", "readme"), "x")
+	write(t, filepath.Join(dir, "doc", "HEAD"), "ref: refs/heads/x\n")
+	write(t, filepath.Join(dir, "doc", "config"), "[core]\n")
+	write(t, filepath.Join(dir, "doc", "objects", ".keep"), "")
+	write(t, filepath.Join(dir, "doc", "refs", "heads", ".keep"), "")
+	write(t, filepath.Join(dir, "split", "HEAD"), "ref: refs/heads/x\n")
+	write(t, filepath.Join(dir, "split", "commondir"), "../doc\n")
+	write(t, filepath.Join(dir, "lib", "HEAD"), "not a git directory\n")
+	got := Untracked(dir, []string{"doc/HEAD", "doc/config", "doc/objects/", "doc/refs/", "split/", "lib/HEAD", "HEAD"})
+	if want := []string{"doc", "split"}; !slices.Equal(got, want) {
+		t.Fatalf("Untracked = %q, want %q", got, want)
+	}
+	d := filepath.Join(dir, "doc")
+	if got, want := unplantCommand(dir, "doc"), "rm -rf "+d+"/HEAD "+d+"/config "+d+"/objects "+d+"/refs"; got != want {
+		t.Errorf("unplantCommand(doc) = %q, want %q", got, want)
+	}
+	if got, want := unplantCommand(dir, "src/.git"), "rm -rf "+filepath.Join(dir, "src", ".git"); got != want {
+		t.Errorf("unplantCommand(src/.git) = %q, want %q", got, want)
 	}
 }
 

@@ -4,9 +4,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 
+	"github.com/git-apex/git-apex/planted"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,7 +41,7 @@ func (w *disarmer) walk(fd int, rel string) {
 		w.d.Closed = append(w.d.Closed, rel)
 		return
 	}
-	if rel != "" && filepath.Base(rel) != ".git" && hasAll(names, "HEAD", "objects", "refs") {
+	if rel != "" && filepath.Base(rel) != ".git" && planted.GitDirNames(names) {
 		w.d.GitDirs = append(w.d.GitDirs, filepath.ToSlash(rel))
 	}
 	for _, name := range names {
@@ -74,16 +74,6 @@ func (w *disarmer) walk(fd int, rel string) {
 			w.walk(sub, path)
 		}
 	}
-}
-
-// hasAll reports whether names holds each of want.
-func hasAll(names []string, want ...string) bool {
-	for _, w := range want {
-		if !slices.Contains(names, w) {
-			return false
-		}
-	}
-	return true
 }
 
 // emptiable reports whether this user can delete what the directory name

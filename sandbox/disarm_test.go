@@ -139,15 +139,16 @@ func TestDisarmHelper(t *testing.T) {
 
 // TestDisarmNotesGitDirs: the walk after an exec notes each .git below
 // the top, a FIFO too, and each directory git would take for a git
-// directory, in any directory; the worktree's own .git is not one.
+// directory, in any directory, one split with commondir too; the
+// worktree's own .git is not one.
 func TestDisarmNotesGitDirs(t *testing.T) {
 	dir := t.TempDir()
-	for _, d := range []string{"doc/objects", "doc/refs/heads", "nd", ".idea/y/objects", ".idea/y/refs"} {
+	for _, d := range []string{"doc/objects", "doc/refs/heads", "nd", ".idea/y/objects", ".idea/y/refs", "doc2"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{".git", "doc/HEAD", ".idea/y/HEAD"} {
+	for _, f := range []string{".git", "doc/HEAD", ".idea/y/HEAD", "doc2/HEAD", "doc2/commondir"} {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +161,7 @@ func TestDisarmNotesGitDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(d.GitDirs)
-	if want := []string{".idea/y", "doc", "nd/.git"}; !slices.Equal(d.GitDirs, want) {
+	if want := []string{".idea/y", "doc", "doc2", "nd/.git"}; !slices.Equal(d.GitDirs, want) {
 		t.Errorf("GitDirs = %q, want %q", d.GitDirs, want)
 	}
 }
