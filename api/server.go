@@ -14,7 +14,6 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
-	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/service"
 )
@@ -134,17 +133,7 @@ func (s *server) pick(ctx context.Context, named string, mayClone bool) (string,
 	if isURL(named) {
 		return "", &service.FieldError{Field: "repository", Err: fmt.Errorf("repository %s is a URL: only POST /api/developer/workflows clones one; name its clone by path", named)}
 	}
-	if !filepath.IsAbs(named) {
-		return "", &service.FieldError{Field: "repository", Err: fmt.Errorf("repository %q is not an absolute path", named)}
-	}
-	real := hostpath.RealPath(named)
-	for _, root := range roots {
-		if real == root {
-			return root, nil
-		}
-	}
-	return "", &service.FieldError{Field: "repository", Err: fmt.Errorf("repository %s is not served here; this server serves %s (start it with --repo %s to add it)",
-		named, strings.Join(roots, ", "), named)}
+	return service.ServedRepository(named, roots, "start it with --repo "+named+" to add it")
 }
 
 // isURL reports whether a repository is named by URL.

@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -182,17 +180,7 @@ func (t *tools) pick(ctx context.Context, session *mcp.ServerSession, named stri
 	if named == "" {
 		return roots[0], nil
 	}
-	if !filepath.IsAbs(named) {
-		return "", &service.FieldError{Field: "repository", Err: fmt.Errorf("repository %q is not an absolute path", named)}
-	}
-	real := hostpath.RealPath(named)
-	for _, root := range roots {
-		if real == root {
-			return root, nil
-		}
-	}
-	return "", &service.FieldError{Field: "repository", Err: fmt.Errorf("repository %s is not served here; this server serves %s (give `git apex mcp` --repo %s, or offer it as a root)",
-		named, strings.Join(roots, ", "), named)}
+	return service.ServedRepository(named, roots, "give `git apex mcp` --repo "+named+", or offer it as a root")
 }
 
 // rootsWait is how long a call waits for the client's roots.

@@ -3,9 +3,11 @@ package service
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
 )
 
@@ -42,4 +44,21 @@ func CheckCommand(field string, argv []string) error {
 		return &FieldError{Field: field, Err: errors.New("no command given: give the program and its arguments, like [\"make\", \"test\"]")}
 	}
 	return nil
+}
+
+// ServedRepository is the served repository a request names: an
+// absolute path whose real path is one of roots (the real paths of those
+// served). hint says how to serve another, for the error.
+func ServedRepository(named string, roots []string, hint string) (string, error) {
+	if !filepath.IsAbs(named) {
+		return "", &FieldError{Field: "repository", Err: fmt.Errorf("repository %q is not an absolute path", named)}
+	}
+	real := hostpath.RealPath(named)
+	for _, root := range roots {
+		if real == root {
+			return root, nil
+		}
+	}
+	return "", &FieldError{Field: "repository", Err: fmt.Errorf("repository %s is not served here; this server serves %s (%s)",
+		named, strings.Join(roots, ", "), hint)}
 }
