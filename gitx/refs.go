@@ -41,16 +41,6 @@ func (r *Repo) Refs(ctx context.Context, names ...string) (map[string]Ref, error
 	return refs, nil
 }
 
-// RefsAt lists the refs under prefix (a folder such as refs/apex/kept/x)
-// that point at commit, in one git call.
-func (r *Repo) RefsAt(ctx context.Context, prefix, commit string) ([]string, error) {
-	out, err := r.readIn(ctx, r.CommonDir, "for-each-ref", "--format=%(refname)", "--points-at="+commit, prefix)
-	if err != nil {
-		return nil, err
-	}
-	return strings.Fields(out), nil
-}
-
 // Commit resolves a commit-ish to a full commit hash. An unknown name is a
 // usage error.
 func (r *Repo) Commit(ctx context.Context, rev string) (string, error) {

@@ -189,7 +189,7 @@ func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle string, ha
 	}
 	// A commit kept aside already (a later exec or sync finds it again)
 	// is not kept twice.
-	kept, err := s.r.Git.RefsAt(ctx, "refs/apex/kept/"+s.identity, tip)
+	kept, err := lk.RefsAt(ctx, "refs/apex/kept/"+s.identity, tip)
 	if err != nil {
 		return res, err
 	}
