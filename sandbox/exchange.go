@@ -194,7 +194,7 @@ func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle string, ha
 		return res, err
 	}
 	if len(kept) > 0 {
-		res.Kept = kept[0]
+		res.Kept, res.Why = kept[0], "the container's commits were kept aside before and still cannot move the branch; they stay"
 		return res, s.saveSynced(host, tip)
 	}
 	res.Kept = fmt.Sprintf("refs/apex/kept/%s/%d", s.identity, time.Now().UnixMilli())
