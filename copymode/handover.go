@@ -18,9 +18,12 @@ import (
 // worktree still what the last exchange took (tree $4), it moves the
 // ref, and the index and the files when the ref is checked out, from $3
 // to $2, as a fast-forward would (the index's stat data refreshed first:
-// the files were copied in after it was written), and prints the worktree's new state as
+// the files were copied in after it was written; an untracked file that
+// the commits add, holding exactly what they do, set aside first so that
+// it does not stand in the way), and prints the worktree's new state as
 // a tree. It exits 3 when the container moved on since (nothing moved),
-// and 4 when its uncommitted changes stand in the way.
+// and 4 when its uncommitted changes stand in the way (nothing moved,
+// the files set aside put back).
 const handOverScript = snapshotFunc + `git unpack-objects -q || exit 1
 if [ -n "$5" ]; then echo "$5" >> "$GIT_DIR/shallow" || exit 1; fi
 cur=$(git rev-parse -q --verify "$1") || cur=
@@ -28,7 +31,20 @@ cur=$(git rev-parse -q --verify "$1") || cur=
 [ "$(snapshot)" = "$(git rev-parse -q --verify "$4^{tree}")" ] || exit 3
 if [ "$1" = HEAD ] || [ "$(git symbolic-ref -q HEAD)" = "$1" ]; then
 	git update-index -q --refresh >/dev/null 2>&1
-	git read-tree -m -u "$3" "$2" >&2 || exit 4
+	aside="$GIT_DIR/apex-aside"; rm -rf "$aside"; mkdir "$aside" || exit 1; : >"$aside/moved"
+	git -c core.quotePath=false diff --name-only --no-renames --diff-filter=A "$3" "$2" >"$aside/list" 2>/dev/null
+	n=0
+	while IFS= read -r p; do
+		[ -f "$p" ] && [ ! -L "$p" ] && [ -z "$(GIT_LITERAL_PATHSPECS=1 git ls-files -- "$p")" ] || continue
+		if [ -x "$p" ]; then m=100755; else m=100644; fi
+		[ "$(GIT_LITERAL_PATHSPECS=1 git -c core.quotePath=false ls-tree "$2" -- "$p")" = "$m blob $(git hash-object -- "$p")	$p" ] || continue
+		n=$((n+1)); mv -- "$p" "$aside/$n" && echo "$p" >>"$aside/moved" || exit 1
+	done <"$aside/list"
+	if ! git read-tree -m -u "$3" "$2" >&2; then
+		n=0; while IFS= read -r p; do n=$((n+1)); mv -- "$aside/$n" "$p"; done <"$aside/moved"
+		rm -rf "$aside"; exit 4
+	fi
+	rm -rf "$aside"
 fi
 git update-ref --no-deref "$1" "$2" "$3" || exit 1
 snapshot`

@@ -290,6 +290,17 @@ func (l *Locked) DeleteRef(ctx context.Context, ref string) error {
 	return err
 }
 
+// RefsAt lists the refs under prefix (a folder such as refs/apex/kept/x)
+// that point at commit, in one git call
+// (under the lock: none is made or deleted meanwhile).
+func (l *Locked) RefsAt(ctx context.Context, prefix, commit string) ([]string, error) {
+	out, err := l.readIn(ctx, l.CommonDir, "for-each-ref", "--format=%(refname)", "--points-at="+commit, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
 // MoveIndex brings the index of the working tree at dir from commit from
 // to commit to, as a fast-forward would, leaving the files alone (-i:
 // another process wrote them, and plain -m refuses their stale entries).

@@ -187,6 +187,16 @@ func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle string, ha
 		res.From, res.To = host, tip
 		return res, s.saveSynced(tip, tip)
 	}
+	// A commit kept aside already (a later exec or sync finds it again)
+	// is not kept twice.
+	kept, err := lk.RefsAt(ctx, "refs/apex/kept/"+s.identity, tip)
+	if err != nil {
+		return res, err
+	}
+	if len(kept) > 0 {
+		res.Kept, res.Why = kept[0], "the container's commits were kept aside before and still cannot move the branch; they stay"
+		return res, s.saveSynced(host, tip)
+	}
 	res.Kept = fmt.Sprintf("refs/apex/kept/%s/%d", s.identity, time.Now().UnixMilli())
 	if err := lk.SetRef(ctx, s.r.Git.CommonDir, res.Kept, tip, ""); err != nil {
 		return res, err
@@ -199,6 +209,11 @@ func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle string, ha
 // fits the host's staged changes; else it changes nothing and says why.
 func (s *Sandbox) whyNotForward(ctx context.Context, lk *gitx.Locked, host, tip string) (string, error) {
 	if ahead, err := s.r.Git.IsAncestor(ctx, host, tip); err != nil || !ahead {
+		if last := s.loadSynced(); err == nil && last.host != host && last.private != "" {
+			if behind, err := s.r.Git.IsAncestor(ctx, last.private, tip); err != nil || behind {
+				return "the container committed on an older tip: the host's newer commits had not reached it; kept them", err
+			}
+		}
 		return "the container's history is not a fast-forward of the host's (it was rewritten inside); kept it", err
 	}
 	if strays, err := s.unprotected(ctx, tip); err != nil || len(strays) > 0 {
