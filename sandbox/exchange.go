@@ -179,13 +179,21 @@ func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle string, ha
 		return res, errors.Join(err, s.saveSynced(host, tip)) // the host has it all
 	}
 	var err error
-	res.Why, err = s.whyNotForward(ctx, lk, host, tip)
+	var staged bool
+	res.Why, staged, err = s.whyNotForward(ctx, lk, host, tip)
 	if err != nil {
 		return res, err
 	}
 	if res.Why == "" {
 		res.From, res.To = host, tip
 		return res, s.saveSynced(tip, tip)
+	}
+	// Commits kept only for the host's staged changes are not marked
+	// taken in on a mounted engine: the next exec or sync tries the
+	// fast-forward again, and it moves the branch once they are gone.
+	private := tip
+	if staged && !s.Copied() {
+		private = s.loadSynced().private
 	}
 	// A commit kept aside already (a later exec or sync finds it again)
 	// is not kept twice.
@@ -194,45 +202,49 @@ func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle string, ha
 		return res, err
 	}
 	if len(kept) > 0 {
-		res.Kept, res.Why = kept[0], "the container's commits were kept aside before and still cannot move the branch; they stay"
-		return res, s.saveSynced(host, tip)
+		res.Kept = kept[0]
+		if !staged {
+			res.Why = "the container's commits were kept aside before and still cannot move the branch; they stay"
+		}
+		return res, s.saveSynced(host, private)
 	}
 	res.Kept = fmt.Sprintf("refs/apex/kept/%s/%d", s.identity, time.Now().UnixMilli())
 	if err := lk.SetRef(ctx, s.r.Git.CommonDir, res.Kept, tip, ""); err != nil {
 		return res, err
 	}
-	return res, s.saveSynced(host, tip)
+	return res, s.saveSynced(host, private)
 }
 
 // whyNotForward moves the host's ref (and its worktree's index) from
 // host to tip when that is a fast-forward that adds no submodule and
-// fits the host's staged changes; else it changes nothing and says why.
-func (s *Sandbox) whyNotForward(ctx context.Context, lk *gitx.Locked, host, tip string) (string, error) {
+// fits the host's staged changes; else it changes nothing and says why,
+// and whether only the host's staged changes stood in the way.
+func (s *Sandbox) whyNotForward(ctx context.Context, lk *gitx.Locked, host, tip string) (string, bool, error) {
 	if ahead, err := s.r.Git.IsAncestor(ctx, host, tip); err != nil || !ahead {
 		if last := s.loadSynced(); err == nil && last.host != host && last.private != "" {
 			if behind, err := s.r.Git.IsAncestor(ctx, last.private, tip); err != nil || behind {
-				return "the container committed on an older tip: the host's newer commits had not reached it; kept them", err
+				return "the container committed on an older tip: the host's newer commits had not reached it; kept them", false, err
 			}
 		}
-		return "the container's history is not a fast-forward of the host's (it was rewritten inside); kept it", err
+		return "the container's history is not a fast-forward of the host's (it was rewritten inside); kept it", false, err
 	}
 	if strays, err := s.unprotected(ctx, tip); err != nil || len(strays) > 0 {
-		return fmt.Sprintf("the container's commits add submodules (%s), whose .git files it could point anywhere; kept them", strings.Join(strays, ", ")), err
+		return fmt.Sprintf("the container's commits add submodules (%s), whose .git files it could point anywhere; kept them", strings.Join(strays, ", ")), false, err
 	}
 	if s.Copied() { // the host's files are its own: a change there may stand in the way
 		if paths, err := s.copied().Conflicting(ctx, s.r.Git, host, tip); err != nil || len(paths) > 0 {
-			return fmt.Sprintf("the host's changes to %s stand in the way of the container's commits (take the container's version, or commit yours, then fast-forward); kept them", strings.Join(paths, ", ")), err
+			return fmt.Sprintf("the host's changes to %s stand in the way of the container's commits (take the container's version, or commit yours, then fast-forward); kept them", strings.Join(paths, ", ")), false, err
 		}
 	}
 	// The index first: when the host's staged changes stand in the way,
 	// nothing has moved yet.
 	if err := lk.MoveIndex(ctx, s.worktree, host, tip); err != nil {
-		return "staged changes in the host's worktree stand in the way of the container's commits (commit or unstage them, then fast-forward); kept them", nil
+		return fmt.Sprintf("staged changes in the host's worktree stand in the way of the container's commits (unstage them with `git restore --staged <paths>`, then run `git apex sync %s`); kept them", s.identity), true, nil
 	}
 	if err := lk.SetRef(ctx, s.worktree, s.ref, tip, host); err != nil {
-		return "", errors.Join(err, lk.MoveIndex(ctx, s.worktree, tip, host))
+		return "", false, errors.Join(err, lk.MoveIndex(ctx, s.worktree, tip, host))
 	}
-	return "", nil
+	return "", false, nil
 }
 
 // HostTip is the commit the host holds for a sandbox's ref.
