@@ -9,9 +9,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/netip"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -324,8 +324,8 @@ func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, e
 }
 
 // StartError is Exec's error when the command could not start in the
-// container: Err wraps exec.ErrNotFound when there is no such command,
-// os.ErrPermission when it cannot be run.
+// container: Err wraps fs.ErrNotExist when there is no such command,
+// fs.ErrPermission when it cannot be run.
 type StartError struct{ Err error }
 
 func (e *StartError) Error() string { return e.Err.Error() }
@@ -373,9 +373,9 @@ func (f *startFailure) cause(code int) error {
 	switch {
 	case code != 126 && code != 127:
 	case strings.Contains(lower, "not found") || strings.Contains(lower, "no such file"):
-		return &StartError{Err: fmt.Errorf("%w: %s", exec.ErrNotFound, msg)}
+		return &StartError{Err: fmt.Errorf("%w: %s", fs.ErrNotExist, msg)}
 	case strings.Contains(lower, "permission denied"):
-		return &StartError{Err: fmt.Errorf("%w: %s", os.ErrPermission, msg)}
+		return &StartError{Err: fmt.Errorf("%w: %s", fs.ErrPermission, msg)}
 	}
 	_, err := f.w.Write(f.held)
 	return err

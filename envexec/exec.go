@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"syscall"
 	"time"
 
@@ -104,7 +103,7 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 // "command not found"), 126 when it is there but cannot be run; else err.
 func startError(err error, name, identity string) error {
 	switch {
-	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, hostexec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
 		return exitcode.New(exitcode.CommandNotFound, "cannot run %s in %s: no such command (not found in the PATH there)", name, identity)
 	case errors.Is(err, fs.ErrPermission):
 		return exitcode.New(exitcode.CannotExecute, "cannot run %s in %s: permission denied (it is not an executable file there)", name, identity)
