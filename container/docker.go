@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -45,7 +46,8 @@ type Runtime interface {
 	List(ctx context.Context, labels map[string]string) ([]ContainerInfo, error)
 	// Remove deletes a container, running or not; a missing one is fine.
 	Remove(ctx context.Context, id string) error
-	// Exec runs a command in a running container and returns its exit code.
+	// Exec runs a command in a running container and returns its exit code;
+	// a *StartError when the command could not start there.
 	Exec(ctx context.Context, id string, spec ExecSpec) (int, error)
 	// CopyTo unpacks a tar stream into a container (made, running or
 	// not) at dir, with the owners its entries name.
@@ -275,6 +277,7 @@ func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, e
 	if terminal != nil {
 		defer d.followSize(ctx, created.ID, terminal)()
 	}
+	stdout, stderr := &startFailure{w: s.Stdout}, &startFailure{w: s.Stderr}
 	if s.Stdin != nil {
 		go func() {
 			io.Copy(att.Conn, s.Stdin)
@@ -285,9 +288,9 @@ func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, e
 	go func() {
 		var err error
 		if s.TTY {
-			_, err = io.Copy(s.Stdout, att.Reader)
+			_, err = io.Copy(stdout, att.Reader)
 		} else {
-			_, err = stdcopy.StdCopy(s.Stdout, s.Stderr, att.Reader)
+			_, err = stdcopy.StdCopy(stdout, stderr, att.Reader)
 		}
 		done <- err
 	}()
@@ -311,7 +314,78 @@ func (d *dockerRuntime) Exec(ctx context.Context, id string, s ExecSpec) (int, e
 	if ctx.Err() != nil {
 		return info.ExitCode, ctx.Err()
 	}
+	if err := stdout.cause(info.ExitCode); err != nil {
+		return -1, err
+	}
+	if err := stderr.cause(info.ExitCode); err != nil {
+		return -1, err
+	}
 	return info.ExitCode, nil
+}
+
+// StartError is Exec's error when the command could not start in the
+// container: Err wraps fs.ErrNotExist when there is no such command,
+// fs.ErrPermission when it cannot be run.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *StartError) Unwrap() error { return e.Err }
+
+// startFailure passes a command's output on, but holds back a first
+// write that is the engine's report that the command could not start
+// (Docker's `OCI runtime exec failed: ... executable file not found in
+// $PATH` on its stdout, exit status 126; podman's `... OCI runtime
+// attempted to invoke a command that was not found`, 127, or `OCI
+// permission denied`, 126), which cause turns into an error.
+type startFailure struct {
+	w       io.Writer
+	started bool
+	held    []byte
+}
+
+func (f *startFailure) Write(p []byte) (int, error) {
+	if !f.started && f.held == nil && engineReport(string(p)) {
+		f.held = append([]byte{}, p...)
+		return len(p), nil
+	}
+	f.started = true
+	if f.held != nil {
+		held := f.held
+		f.held = nil
+		if _, err := f.w.Write(held); err != nil {
+			return 0, err
+		}
+	}
+	return f.w.Write(p)
+}
+
+// cause is, when the command never started, a StartError saying why;
+// nil when it ran, and then
+// what was held back is passed on.
+func (f *startFailure) cause(code int) error {
+	if f.held == nil {
+		return nil
+	}
+	msg := strings.TrimSpace(string(f.held))
+	lower := strings.ToLower(msg)
+	switch {
+	case code != 126 && code != 127:
+	case strings.Contains(lower, "not found") || strings.Contains(lower, "no such file"):
+		return &StartError{Err: fmt.Errorf("%w: %s", fs.ErrNotExist, msg)}
+	case strings.Contains(lower, "permission denied"):
+		return &StartError{Err: fmt.Errorf("%w: %s", fs.ErrPermission, msg)}
+	}
+	_, err := f.w.Write(f.held)
+	return err
+}
+
+// engineReport tells whether an exec's first output is the engine's
+// report that the command could not start.
+func engineReport(p string) bool {
+	return strings.HasPrefix(p, "OCI runtime exec failed") ||
+		strings.Contains(p, "OCI runtime attempted to invoke") || strings.Contains(p, "OCI permission denied")
 }
 
 // terminalOf is the terminal an exec with a TTY relays (its input, when

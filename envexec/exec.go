@@ -5,8 +5,10 @@ package envexec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 	"time"
@@ -71,7 +73,11 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 				cmd[0] = "/bin/sh"
 			}
 		}
-		return runLocal(ctx, env, cmd, r)
+		code, err := runLocal(ctx, env, cmd, r)
+		if code == -1 { // it never started
+			err = startError(err, cmd[0], env.Identity)
+		}
+		return code, err
 	}
 	if cmd == nil {
 		pol, err := rp.Policy()
@@ -85,7 +91,24 @@ func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 	if r.TTY {
 		spec.Env = append(spec.Env, "TERM="+os.Getenv("TERM"))
 	}
-	return InContainer(ctx, rp, nil, env, spec)
+	code, err := InContainer(ctx, rp, nil, env, spec)
+	if errors.As(err, new(*container.StartError)) {
+		err = startError(err, cmd[0], env.Identity)
+	}
+	return code, err
+}
+
+// startError is the error of a command that could not start, the same in
+// every mode: exit 127 when there is no such command (as a shell's
+// "command not found"), 126 when it is there but cannot be run; else err.
+func startError(err error, name, identity string) error {
+	switch {
+	case errors.Is(err, hostexec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
+		return exitcode.New(exitcode.CommandNotFound, "cannot run %s in %s: no such command (not found in the PATH there)", name, identity)
+	case errors.Is(err, fs.ErrPermission):
+		return exitcode.New(exitcode.CannotExecute, "cannot run %s in %s: permission denied (it is not an executable file there)", name, identity)
+	}
+	return err
 }
 
 // runLocal runs a command in the env's directory on the host, in the

@@ -11,16 +11,18 @@ import (
 
 // The exit codes. Never renumber one: scripts depend on them.
 const (
-	OK          = 0   // success
-	Failure     = 1   // unexpected failure
-	Usage       = 2   // bad flags, invalid identity, unknown workflow, not in a usable repository
-	Refused     = 3   // refused to protect work: dirty, unmerged, in use, branch held, limit reached
-	Policy      = 4   // invalid policy
-	Git         = 5   // git failed
-	Runtime     = 6   // container runtime unavailable where full mode was required, or a full env's own engine does not answer
-	NotFound    = 7   // no such environment or identity
-	Timeout     = 124 // a command stopped at its timeout (as timeout(1) says)
-	Interrupted = 130 // interrupted by a signal
+	OK              = 0   // success
+	Failure         = 1   // unexpected failure
+	Usage           = 2   // bad flags, invalid identity, unknown workflow, not in a usable repository
+	Refused         = 3   // refused to protect work: dirty, unmerged, in use, branch held, limit reached
+	Policy          = 4   // invalid policy
+	Git             = 5   // git failed
+	Runtime         = 6   // container runtime unavailable where full mode was required, or a full env's own engine does not answer
+	NotFound        = 7   // no such environment or identity
+	Timeout         = 124 // a command stopped at its timeout (as timeout(1) says)
+	CannotExecute   = 126 // exec's command is there but cannot be run (as a shell says)
+	CommandNotFound = 127 // exec's command is not there (as a shell says "command not found")
+	Interrupted     = 130 // interrupted by a signal
 )
 
 // Coder is implemented by errors that know their exit code.

@@ -7,7 +7,8 @@ import (
 	"syscall"
 )
 
-// ErrNotFound is Replace's error when there is no such program.
+// ErrNotFound is in the error when there is no such program: Replace's,
+// and Run's when its command is not on PATH.
 var ErrNotFound = exec.ErrNotFound
 
 // Replace replaces this process with the program name, found beside this

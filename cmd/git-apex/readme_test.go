@@ -64,7 +64,8 @@ func TestReadmeExitCodes(t *testing.T) {
 		inReadme = append(inReadme, n)
 	}
 	codes := []int{exitcode.OK, exitcode.Failure, exitcode.Usage, exitcode.Refused, exitcode.Policy,
-		exitcode.Git, exitcode.Runtime, exitcode.NotFound, exitcode.Timeout, exitcode.Interrupted}
+		exitcode.Git, exitcode.Runtime, exitcode.NotFound, exitcode.Timeout, exitcode.CannotExecute, exitcode.CommandNotFound,
+		exitcode.Interrupted}
 	if !slices.Equal(inReadme, codes) {
 		t.Errorf("the README's exit codes are %v; the exitcode package has %v", inReadme, codes)
 	}
