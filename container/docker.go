@@ -346,8 +346,10 @@ type startFailure struct {
 }
 
 func (f *startFailure) Write(p []byte) (int, error) {
-	if !f.started && f.held == nil && engineReport(string(p)) {
-		f.held = append([]byte{}, p...)
+	// podman follows its report with errors of its own about the
+	// attach ("Error: read unixpacket ...: connection reset by peer").
+	if !f.started && (f.held == nil && engineReport(string(p)) || f.held != nil && strings.HasPrefix(string(p), "Error: ")) {
+		f.held = append(f.held, p...)
 		return len(p), nil
 	}
 	f.started = true
