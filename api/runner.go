@@ -106,8 +106,8 @@ func (rn *runner) run(ctx context.Context, r *run, key, root, identity string, a
 	code, err := rn.exec(ctx, root, identity, argv, vars, logPath)
 	status, why := completed, ""
 	switch {
-	case ctx.Err() != nil:
-		status, why = failed, context.Cause(ctx).Error()
+	case ctx.Err() != nil: // stopped: interrupted, as the command line's exec reports it
+		status, why, code = failed, context.Cause(ctx).Error(), exitcode.Interrupted
 	case err != nil:
 		status, why = failed, err.Error()
 	case code != 0:

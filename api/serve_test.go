@@ -755,3 +755,67 @@ func TestStrictPolicyHolds(t *testing.T) {
 		t.Errorf("a worktree directory was made: %v", err)
 	}
 }
+
+// TestShutdownStopsContainedCommands: a full env's workflow command is
+// stopped inside its container when the server shuts down, as the
+// command line's exec stops it, and it is recorded as interrupted (130).
+func TestShutdownStopsContainedCommands(t *testing.T) {
+	docker := func(args ...string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return exec.CommandContext(ctx, "docker", args...).CombinedOutput()
+	}
+	if _, err := docker("image", "inspect", "apex-test:latest"); err != nil {
+		t.Skip("no Docker daemon with image apex-test:latest (DOCKER_HOST): .ci/run starts one")
+	}
+	s := startServer(t)
+	policy := "[container]\nimage = \"apex-test:latest\"\nnetwork = \"none\"\n"
+	if err := os.WriteFile(filepath.Join(s.repo, ".apex.toml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var wf workflow
+	s.want(http.StatusCreated, "POST", "/api/developer/workflows",
+		map[string]any{"id": "feature-long", "isolation": "full", "commands": []string{"sh", "-c", "echo started; sleep 120; echo ended"}}, &wf)
+	if wf.Mode != "full" {
+		t.Fatalf("the workflow is not in a full env: %+v", wf)
+	}
+	var env struct{ Container string }
+	s.want(http.StatusOK, "GET", "/api/developer/worktrees/feature-long", nil, &env)
+	if env.Container == "" {
+		t.Fatal("the full env has no container")
+	}
+	t.Cleanup(func() { s.apex("remove", "--force", "feature-long") })
+	sleeping := func() bool {
+		out, err := docker("exec", env.Container, "ps", "-o", "args")
+		if err != nil {
+			t.Fatalf("docker exec ps: %v\n%s", err, out)
+		}
+		return strings.Contains(string(out), "sleep 120")
+	}
+	for deadline := time.Now().Add(60 * time.Second); !sleeping(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start in the container")
+		}
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.exited:
+		if err != nil {
+			t.Errorf("the server exited with %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the server did not exit")
+	}
+	if sleeping() {
+		t.Error("the command outlived the server in the container")
+	}
+	out, err := s.apex("list", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var envs []struct{ Metadata map[string]string }
+	json.Unmarshal([]byte(out), &envs)
+	if len(envs) != 1 || envs[0].Metadata["workflow.status"] != "failed" || envs[0].Metadata["workflow.exit_code"] != "130" {
+		t.Errorf("after shutdown: %+v", envs)
+	}
+}

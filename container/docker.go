@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -438,8 +439,9 @@ func (d *dockerRuntime) followSize(ctx context.Context, execID string, terminal 
 }
 
 // signal stops an interrupted exec: through the terminal with Ctrl-C, or
-// by an interrupt to the exec'd process when the engine is on this
-// machine. An engine elsewhere reports its own machine's process ids,
+// by an interrupt to the exec'd process's group when the engine is on
+// this machine (killed if it has not ended after stopGrace). An engine
+// elsewhere reports its own machine's process ids,
 // which must never be signalled here: the command is then left to end
 // with its container.
 func (d *dockerRuntime) signal(ctx context.Context, execID string, tty bool, att client.ExecAttachResult) {
@@ -451,10 +453,32 @@ func (d *dockerRuntime) signal(ctx context.Context, execID string, tty bool, att
 		att.Close()
 		return
 	}
-	if info, err := d.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{}); err == nil && info.PID > 0 {
-		if p, err := os.FindProcess(info.PID); err == nil {
-			p.Signal(os.Interrupt)
+	info, err := d.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{})
+	if err != nil || info.PID <= 0 {
+		att.Close()
+		return
+	}
+	interrupt(info.PID, syscall.SIGINT)
+	att.Close()
+	// Wait, bounded, until it ended, so that its exit code is the real
+	// one; what is left then is killed.
+	for deadline := time.Now().Add(stopGrace); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if info, err := d.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{}); err != nil || !info.Running {
+			return
 		}
 	}
-	att.Close()
+	interrupt(info.PID, syscall.SIGKILL)
+}
+
+// stopGrace is how long an interrupted exec has to end before it is killed.
+const stopGrace = 5 * time.Second
+
+// interrupt sends sig to an exec'd process's group, as a terminal's
+// Ctrl-C does: the engine makes it a session (and group) leader, so that
+// a shell's children are reached too. Its process alone when it leads
+// no group.
+func interrupt(pid int, sig syscall.Signal) {
+	if syscall.Kill(-pid, sig) != nil {
+		syscall.Kill(pid, sig)
+	}
 }
