@@ -551,7 +551,7 @@ func (r *runner) repoOf(ctx context.Context, url string) (*repo.Repo, error) {
 	if err := gitx.Clone(ctx, url, dir, true); err != nil {
 		return nil, fmt.Errorf("cannot clone %s: %w", url, err)
 	}
-	rp, err := repo.OpenBare(ctx, dir, repo.Options{})
+	rp, err := repo.Open(ctx, dir, repo.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -127,7 +127,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	out = append(out, d.checkContainers(ctx, envs, fix)...)
 	out = append(out, d.checkPlanted(ctx, envs)...)
 	out = append(out, d.checkPrivate(envs, fix)...)
-	root := pol.EnvRoot(d.r.Git.MainRoot())
+	root := pol.EnvRoot(d.r.Git.MainRoot(), d.r.Git.Name)
 	for _, wt := range worktrees[1:] {
 		switch {
 		case wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)]: // an env's own is repaired with it

@@ -25,6 +25,10 @@ type Worktree struct {
 	Locked     bool
 	LockReason string
 	Prunable   bool // git's own verdict: its directory is gone
+	// Bare marks a bare repository's own entry, always the first: it has
+	// no checkout; Branch and Head are the branch its HEAD names (the one
+	// its worktrees start from, checked out nowhere) and that branch's tip.
+	Bare bool
 }
 
 // Worktrees lists every worktree of the repository, the main checkout first.
@@ -33,7 +37,15 @@ func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseWorktrees(out), nil
+	list := parseWorktrees(out)
+	if len(list) > 0 && list[0].Bare { // the branch HEAD names, once it has a commit
+		out, err := r.readIn(ctx, r.CommonDir, "rev-parse", "HEAD", "--symbolic-full-name", "HEAD")
+		head, name, _ := strings.Cut(strings.TrimSpace(out), "\n")
+		if branch, ok := strings.CutPrefix(name, "refs/heads/"); err == nil && ok {
+			list[0].Head, list[0].Branch = head, branch
+		}
+	}
+	return list, nil
 }
 
 // parseWorktrees reads `git worktree list --porcelain -z`: attributes end
@@ -66,6 +78,8 @@ func parseWorktrees(out string) []Worktree {
 			cur.Locked, cur.LockReason = true, value
 		case "prunable":
 			cur.Prunable = true
+		case "bare":
+			cur.Bare = true
 		}
 	}
 	return list
@@ -82,10 +96,11 @@ func FindWorktree(list []Worktree, path string) (Worktree, bool) {
 	return Worktree{}, false
 }
 
-// WorktreeOnBranch returns the worktree that has branch checked out.
+// WorktreeOnBranch returns the worktree that has branch checked out (a
+// bare repository's HEAD branch is checked out nowhere).
 func WorktreeOnBranch(list []Worktree, branch string) (Worktree, bool) {
 	for _, wt := range list {
-		if branch != "" && wt.Branch == branch {
+		if branch != "" && wt.Branch == branch && !wt.Bare {
 			return wt, true
 		}
 	}

@@ -58,9 +58,10 @@ type HostSettings struct {
 }
 
 // HostSettings collects the policy's host settings for the main checkout
-// at mainRoot, resolving the paths it names with the file system (a
-// few lstat calls; nothing is read).
-func (p *Policy) HostSettings(mainRoot string) HostSettings {
+// at mainRoot (a bare repository's directory when it has none) named
+// repo, resolving the paths it names with the file system (a few lstat
+// calls; nothing is read).
+func (p *Policy) HostSettings(mainRoot, repo string) HostSettings {
 	h := HostSettings{Commands: map[string][]string{}, Volumes: p.Container.Volumes}
 	add := func(key string, cmds []string) {
 		if len(cmds) > 0 {
@@ -98,7 +99,7 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 			h.CopyIn = append(h.CopyIn, glob)
 		}
 	}
-	written := p.EnvRoot(checkout)
+	written := p.EnvRoot(checkout, repo)
 	target := hostpath.RealPath(written)
 	if root := filepath.Clean(p.Worktree.Root); filepath.IsAbs(root) || root == "../.." || strings.HasPrefix(root, "../../") ||
 		!BesideCheckout(target, checkout) {

@@ -60,9 +60,6 @@ func (p *Pool) Commit(ctx context.Context) (string, error) {
 	}
 	base := pol.Worktree.Base
 	if base == "" {
-		if p.r.Git.Head == "" { // a bare clone: its HEAD
-			return p.r.Git.Commit(ctx, "HEAD")
-		}
 		worktrees, err := p.r.Git.Worktrees(ctx)
 		if err != nil {
 			return "", err
