@@ -3,16 +3,14 @@ package gitx
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
 	"golang.org/x/term"
 
+	"github.com/git-apex/git-apex/flock"
 	"github.com/git-apex/git-apex/hostpath"
 )
 
@@ -130,39 +128,11 @@ func (r *Repo) Lock(ctx context.Context) (*Locked, error) {
 	if err := os.MkdirAll(r.ApexDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %w", r.ApexDir(), err)
 	}
-	f, err := LockFile(ctx, filepath.Join(r.ApexDir(), "repo.lock"))
+	f, err := flock.Take(ctx, filepath.Join(r.ApexDir(), "repo.lock"))
 	if err != nil {
 		return nil, err
 	}
 	return &Locked{Repo: r, file: f}, nil
-}
-
-// LockFile takes an advisory flock on the file name (made if missing),
-// waiting for other processes until ctx ends; closing the file releases
-// it, as does the process's exit.
-func LockFile(ctx context.Context, name string) (*os.File, error) {
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open lock file: %w", err)
-	}
-	wait := time.Millisecond
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("cannot lock %s: %w", name, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(wait*2, 50*time.Millisecond)
-	}
 }
 
 // Unlock releases the lock.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/flock"
 	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
@@ -194,7 +194,7 @@ func (w warmer) make(ctx context.Context, per int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	lock, err := gitx.LockFile(ctx, filepath.Join(w.r.Git.ApexDir(), "pool-warm.lock"))
+	lock, err := flock.Take(ctx, filepath.Join(w.r.Git.ApexDir(), "pool-warm.lock"))
 	if err != nil {
 		return 0, err
 	}
