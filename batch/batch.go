@@ -93,7 +93,7 @@ func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Re
 	mode := opts.Isolation
 	if mode == "auto" || mode == "" {
 		mode = "worktree"
-		if opts.Parallelism == 1 {
+		if opts.Parallelism == 1 && !home.Git.Bare { // a bare repository has no checkout to share
 			mode = "shared"
 		}
 	}
@@ -219,6 +219,9 @@ func fullOrFallback(ctx context.Context, home *repo.Repo, strict bool) (string, 
 // checkShared refuses a shared batch when the main checkout has anything
 // a task's clean-up could remove, or when a task wants another commit.
 func (r *runner) checkShared(ctx context.Context, tasks []Task) error {
+	if r.home.Git.Bare {
+		return exitcode.New(exitcode.Usage, "cannot run a shared batch: %s is a bare repository, with no main checkout to run it in; use --isolation worktree", r.home.Git.MainRoot())
+	}
 	for _, t := range tasks {
 		if t.Repo != "" || t.Base != "" {
 			return exitcode.New(exitcode.Usage, "task %s names a repo or base: shared isolation runs in the main checkout as it is; use --isolation worktree", t.ID)
