@@ -28,7 +28,7 @@ import (
 
 // Repo is an opened repository, seen from one of its working trees.
 type Repo struct {
-	Toplevel  string // the working tree the command was started in; in a bare repository's own directory, that directory
+	Toplevel  string // the working tree the command was started in; the bare repository, started in its directory
 	GitDir    string // that working tree's git dir
 	CommonDir string // the git dir shared by every worktree
 	Head      string // commit HEAD points at; "" when the current branch has no commits
@@ -232,8 +232,8 @@ func (r *Repo) command(dir string, args []string, readOnly bool) command {
 // bare repository's, from one of its worktrees or from its own directory.
 // It runs a single git command (two in a bare repository's directory) and
 // fails with a usage error (exit 2) outside a repository, or inside a
-// non-bare repository's git directory. It honours GIT_DIR and GIT_WORK_TREE as git itself
-// would; later commands do not.
+// non-bare repository's git directory. It honours GIT_DIR and
+// GIT_WORK_TREE as git itself would; later commands do not.
 func Open(ctx context.Context, dir string) (*Repo, error) {
 	args := []string{"rev-parse", "--path-format=absolute",
 		"--git-dir", "--git-common-dir", "--is-bare-repository", "--show-toplevel",
@@ -247,7 +247,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		}
 		switch {
 		case len(lines) >= 3 && lines[2] == "true":
-			return openBareDir(ctx, lines[0], lines[1])
+			return openBareDir(ctx, lines[1])
 		case len(lines) == 3:
 			return nil, exitcode.New(exitcode.Usage, "not inside a git working tree (%s is a git directory): cd to the working tree", dir)
 		case len(lines) == 4:
@@ -264,14 +264,15 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	return openedRepo(lines[0], lines[1], lines[3], lines[4]), nil
 }
 
-// openBareDir opens a bare repository from its own directory (or one
-// below it): commands run in its git directory, and HEAD is its HEAD.
-func openBareDir(ctx context.Context, gitDir, commonDir string) (*Repo, error) {
-	out, err := run(ctx, command{dir: gitDir, args: []string{"rev-parse", "--verify", "-q", "HEAD"}, readOnly: true})
+// openBareDir opens the bare repository at commonDir, found from its own
+// directory or one below it (a linked worktree's git directory there
+// included): commands run in it, and HEAD is its HEAD.
+func openBareDir(ctx context.Context, commonDir string) (*Repo, error) {
+	out, err := run(ctx, command{dir: commonDir, args: []string{"rev-parse", "--verify", "-q", "HEAD"}, readOnly: true})
 	if gerr := (*Error)(nil); err != nil && !errors.As(err, &gerr) {
 		return nil, err
 	}
-	return openedRepo(gitDir, commonDir, gitDir, strings.TrimSpace(out)), nil
+	return openedRepo(commonDir, commonDir, commonDir, strings.TrimSpace(out)), nil
 }
 
 // locatingEnv is the environment of the one git command that finds the
@@ -290,10 +291,11 @@ func openedRepo(gitDir, commonDir, toplevel, head string) *Repo {
 	r.mainRoot = strings.TrimSuffix(real, string(os.PathSeparator)+".git")
 	r.Bare = r.mainRoot == real
 	r.Name = filepath.Base(r.mainRoot)
-	if short := strings.TrimSuffix(r.Name, ".git"); r.Bare && short != "" && !strings.HasPrefix(short, ".") {
-		r.Name = short
-	} else if r.Bare {
-		r.Name = filepath.Base(filepath.Dir(r.mainRoot))
+	if r.Bare {
+		r.Name = strings.TrimSuffix(r.Name, ".git")
+		if r.Name == "" || strings.HasPrefix(r.Name, ".") {
+			r.Name = filepath.Base(filepath.Dir(r.mainRoot))
+		}
 	}
 	return r
 }
