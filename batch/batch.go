@@ -241,6 +241,7 @@ type place struct {
 	warm      bool              // the container was made ahead by the warm pool
 	rt        container.Runtime // the runtime it runs in
 	release   func(keep bool, reason string) (envPath string, err error)
+	started   func(hostexec.Group) // told each command's process group, for the slot's lease; nil: none kept
 }
 
 // runTask runs one task; ok is false when it was interrupted before it
@@ -413,7 +414,11 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 		return nil, err
 	}
 	id, _ := policy.NewIdentity("task", t.ID)
-	pl := &place{dir: lease.Path()}
+	pl := &place{dir: lease.Path(), started: func(g hostexec.Group) {
+		if err := slots.RecordTask(ctx, lease, g); err != nil {
+			rp.Warnf("%s: cannot record its process group in the lease of %s: %v", id, lease.Path(), err)
+		}
+	}}
 	// Before its container is made: in copy mode, what is there then is
 	// all it gets.
 	if err := writeFiles(pl.dir, t.Files); err != nil {
@@ -504,7 +509,7 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 	run := func(timeout time.Duration, argv ...string) (int, error) {
 		if pl.container == "" {
 			return hostexec.Run(ctx, hostexec.Command{Argv: argv, Dir: dir, Env: env, Stdout: log, Stderr: log,
-				Timeout: timeout, Grace: r.opts.Grace})
+				Timeout: timeout, Grace: r.opts.Grace, Started: pl.started})
 		}
 		cctx := ctx
 		if timeout > 0 {

@@ -137,19 +137,32 @@ func (p *Pool) newSlot(ctx context.Context, commit string, pid int, start int64,
 // returns how many it reclaimed. held is the repository lock when the
 // caller holds it (the lock is not reentrant), else nil. Whether a dead
 // holder ran a container in its slot is not recorded, so each is reset
-// as a contained slot is: trusting nothing in it.
+// as a contained slot is: trusting nothing in it. A dead holder's lease
+// first passes to this process (state.SlotTable.Takeover): of processes
+// reclaiming at once (`pool status`, waiting batches, doctor), one
+// reclaims each slot and the others pass over it, to wait for it or take
+// another; and a reclaim cut short leaves the slot leased to a dead
+// holder again, for the next.
 func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 	slots, err := p.r.Store.Pool().All(ctx)
 	if err != nil {
 		return 0, err
 	}
+	pid, start := hostexec.Self()
 	n := 0
 	for _, s := range slots {
 		if !s.Leased() || holderAlive(s) {
 			continue
 		}
-		p.reclaimDead(ctx, s)
-		if err := p.resetSlot(ctx, held, s, true); err != nil {
+		taken, err := p.r.Store.Pool().Takeover(ctx, s.ID, s.HolderPID, s.HolderStart, pid, start)
+		if err != nil {
+			return n, err
+		}
+		if taken == nil { // another process reclaims it
+			continue
+		}
+		p.reclaimDead(ctx, taken)
+		if err := p.resetSlot(ctx, held, taken, true); err != nil {
 			return n, err
 		}
 		n++
@@ -157,13 +170,19 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 	return n, nil
 }
 
-// resetSlot puts a slot back at its pool commit, clean, and idle. A slot
+// resetSlot puts a slot back at its pool commit, clean, and idle, once
+// what its task left running is ended (endTask); a slot where some of it
+// still runs is removed. A slot
 // whose directory is gone is forgotten. A contained slot (a container
 // worked in it; the caller has removed the container) is reset without
 // entering its submodules, whose .git files the container could have
 // pointed anywhere, then checked (see tainted): one whose pool commit has
 // submodules, or that the check finds tainted, is removed instead.
 func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, contained bool) error {
+	if err := p.endTask(s); err != nil {
+		p.r.Warnf("pool slot %s is removed, not reused: %v", s.Path, err)
+		return p.drop(ctx, held, s)
+	}
 	if hostpath.Exists(s.Path) {
 		err := p.r.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
 		why := ""
@@ -180,6 +199,12 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 			return fmt.Errorf("cannot reset pool slot %s: %w", s.Path, err)
 		}
 	}
+	return p.drop(ctx, held, s)
+}
+
+// drop removes a slot's worktree and forgets the slot. held is the
+// repository lock when the caller holds it, else nil.
+func (p *Pool) drop(ctx context.Context, held *gitx.Locked, s *state.Slot) error {
 	lk := held
 	if lk == nil {
 		var err error
@@ -346,9 +371,11 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			}
 		}
 		if slot != nil {
-			if err := p.r.Git.CheckoutDetached(ctx, slot.Path, commit); err != nil {
-				p.Release(context.WithoutCancel(ctx), &Lease{Slot: slot})
-				return nil, err
+			if ok, err := p.ready(ctx, slot, commit); err != nil || !ok {
+				if err != nil {
+					return nil, err
+				}
+				continue // removed: another
 			}
 			return &Lease{Slot: slot, commit: commit}, nil
 		}

@@ -1,0 +1,137 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/git-apex/git-apex/hostexec"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/state"
+)
+
+// A slot is clean when a task gets it, by construction:
+//
+//   - a lease records the process group its task runs in (RecordTask);
+//   - before a slot is reset (released, or reclaimed from a dead holder),
+//     what its task left running is ended and waited for: the members of
+//     that group, and any process with its working directory, its root
+//     or an open file in the slot (a child that started a session of its
+//     own); a slot where some still run after that is removed;
+//   - a dead holder's slot is reclaimed by one process: the lease passes
+//     to it in one write transaction of the state database, whose check
+//     that the dead holder still holds it is inside it (see Reclaim);
+//   - an acquire checks that the slot is clean at its commit (git status,
+//     ignored files too), resets it if not, and removes it if it still
+//     is not (see ready); a removed slot is never handed out.
+
+// RecordTask records, in the lease, the process group its task runs in
+// (as hostexec.Command.Started tells it), so that what the task leaves
+// running is ended before the slot is reset, even once this process is
+// gone.
+func (p *Pool) RecordTask(ctx context.Context, l *Lease, g hostexec.Group) error {
+	l.Slot.TaskGroup, l.Slot.TaskStart = g.ID, g.Start
+	return p.r.Store.Pool().SetTask(ctx, l.Slot.ID, g.ID, g.Start)
+}
+
+// leftovers are the processes of a slot's task that still run: the
+// members of the group its lease records, and any other process that
+// uses the slot (hostexec.Users).
+func leftovers(s *state.Slot) []hostexec.Process {
+	procs := hostexec.Group{ID: s.TaskGroup, Start: s.TaskStart}.Members()
+	seen := map[int]bool{}
+	for _, pr := range procs {
+		seen[pr.PID] = true
+	}
+	for _, pr := range hostexec.UsersOf(s.Path) {
+		if !seen[pr.PID] {
+			procs = append(procs, pr)
+		}
+	}
+	return procs
+}
+
+// endTask ends what a slot's task left running (SIGTERM, then SIGKILL
+// after [remove].kill_grace), says so, and checks that nothing of it
+// survived: a process that forked as it was ended is ended in a second
+// round. It fails naming what still runs.
+func (p *Pool) endTask(s *state.Slot) error {
+	for range 3 {
+		procs := leftovers(s)
+		if len(procs) == 0 {
+			return nil
+		}
+		err := hostexec.End(procs, repo.KillGrace(p.r))
+		p.r.Notef("pool slot %s: ended %s, left running by its task", s.Path, hostexec.Describe(procs))
+		if err != nil {
+			return err
+		}
+	}
+	if procs := leftovers(s); len(procs) > 0 {
+		return fmt.Errorf("%s still run there", hostexec.Describe(procs))
+	}
+	return nil
+}
+
+// Orphan is a slot whose holder died while processes of its task still
+// run, for doctor.
+type Orphan struct {
+	Slot  *state.Slot
+	Procs []hostexec.Process
+}
+
+// Orphans are the slots whose holder died with processes of its task
+// still running in them (a batch killed under its tasks), before any
+// reclaim ends them.
+func (p *Pool) Orphans(ctx context.Context) ([]Orphan, error) {
+	slots, err := p.r.Store.Pool().All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var found []Orphan
+	for _, s := range slots {
+		if !s.Leased() || holderAlive(s) {
+			continue
+		}
+		if procs := leftovers(s); len(procs) > 0 {
+			found = append(found, Orphan{Slot: s, Procs: procs})
+		}
+	}
+	return found, nil
+}
+
+// EndOrphan ends the processes of an orphan's task, for doctor --fix;
+// the slot is then reclaimed as any dead holder's is.
+func (p *Pool) EndOrphan(o Orphan) error { return p.endTask(o.Slot) }
+
+// ready checks out commit in a slot just leased, and checks that the
+// slot is clean there: nothing changed, untracked or ignored. One that
+// is not (something wrote there after its reset) is reset as a contained
+// slot is and checked again. ready reports false when the slot cannot be
+// made clean, or checked out: it is then removed from the pool, never
+// handed out, and the caller takes another.
+func (p *Pool) ready(ctx context.Context, s *state.Slot, commit string) (bool, error) {
+	err := p.r.Git.CheckoutDetached(ctx, s.Path, commit)
+	dirt := ""
+	if err == nil {
+		if dirt, err = p.r.Git.Dirt(ctx, s.Path); err == nil && dirt == "" {
+			return true, nil
+		}
+	}
+	why := fmt.Sprint(err)
+	if err == nil {
+		why = "it held " + dirt
+	}
+	p.r.Warnf("pool slot %s was not clean at its commit (%s): it is reset", s.Path, why)
+	if err = p.endTask(s); err == nil {
+		if err = p.r.Git.ResetClean(ctx, s.Path, commit, true); err == nil {
+			if dirt, err = p.r.Git.Dirt(ctx, s.Path); err == nil && dirt == "" {
+				return true, nil
+			}
+		}
+	}
+	if err == nil {
+		err = fmt.Errorf("it still held %s", dirt)
+	}
+	p.r.Warnf("pool slot %s is removed, not leased: it cannot be made clean: %v", s.Path, err)
+	return false, p.drop(ctx, nil, s)
+}
