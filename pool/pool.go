@@ -74,6 +74,18 @@ func (p *Pool) Commit(ctx context.Context) (string, error) {
 	return p.r.Git.Commit(ctx, base)
 }
 
+// capped is limit, or [pool].max when that is set and lower.
+func (p *Pool) capped(limit int) (int, error) {
+	pol, err := p.r.Policy()
+	if err != nil {
+		return 0, err
+	}
+	if m := pol.Pool.Max; m > 0 && limit > m {
+		return m, nil
+	}
+	return limit, nil
+}
+
 // Warm makes slots until the pool has size of them (idle or leased).
 // It returns the slots. The pool's directory is closed to other users
 // first (repo.Repo.Private), a full pool's too.
@@ -332,9 +344,14 @@ func (l *Lease) Warm() bool { return l.warm.Container != "" }
 func (l *Lease) Path() string { return l.Slot.Path }
 
 // Acquire leases a slot at commit: an idle one, else a new one while the
-// pool has fewer than limit slots, else it waits (until timeout) for one
-// to be released. Switching the slot costs what differs from its commit.
+// pool has fewer than limit slots (and than [pool].max), else it waits
+// (until timeout) for one to be released. Switching the slot costs what
+// differs from its commit.
 func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout time.Duration) (*Lease, error) {
+	limit, err := p.capped(limit)
+	if err != nil {
+		return nil, err
+	}
 	pid, start := hostexec.Self()
 	deadline := time.Now().Add(timeout)
 	waiting := ""
