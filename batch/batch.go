@@ -549,7 +549,7 @@ func (r *runner) repoOf(ctx context.Context, url string) (*repo.Repo, error) {
 	if rp, ok := r.repos[url]; ok {
 		return rp, nil
 	}
-	dir := gitx.CloneDir(filepath.Join(r.home.Git.ApexDir(), "repos"), url, true)
+	dir := r.home.CloneDir(url)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}

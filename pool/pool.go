@@ -241,14 +241,28 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 	return slots, n, err
 }
 
-// Drain removes the idle slots and returns how many, and the trash
-// entries it kept of them (see removeIdle). With all, slots still leased
-// by a running process are then refused (exit 3, naming them): their
-// work is never deleted under them. An idle slot that a process works in
-// (hostexec.Users: one left by a batch task, a shell) is kept too, and
-// refused naming it, unless kill: then it is ended first (SIGTERM, then
-// SIGKILL after [remove].kill_grace).
+// Drain removes the idle slots, those of the pools of the repository's
+// cached clones (a batch task's `repo =`) too, and returns how many, and
+// the trash entries it kept of them (see removeIdle). With all, slots
+// still leased by a running process are then refused (exit 3, naming
+// them): their work is never deleted under them. An idle slot that a
+// process works in (hostexec.Users: one left by a batch task, a shell)
+// is kept too, and refused naming it, unless kill: then it is ended
+// first (SIGTERM, then SIGKILL after [remove].kill_grace).
 func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
+	n, kept, err := p.drainOwn(ctx, all, kill)
+	clones, cerr := p.r.OpenClones(ctx)
+	err = errors.Join(err, cerr)
+	for _, c := range clones {
+		cn, ckept, cerr := New(c).drainOwn(ctx, all, kill)
+		c.Close()
+		n, kept, err = n+cn, append(kept, ckept...), errors.Join(err, cerr)
+	}
+	return n, kept, err
+}
+
+// drainOwn is Drain of this repository's own pool.
+func (p *Pool) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
 	if _, err := p.Reclaim(ctx, nil); err != nil {
 		return 0, nil, err
 	}

@@ -86,6 +86,33 @@ func OpenBare(ctx context.Context, dir string, opts Options) (*Repo, error) {
 	return OpenState(ctx, git, opts)
 }
 
+// CloneDir is where the batch runner keeps its cached bare clone of url
+// (a task's `repo =`), each with its own state and pool.
+func (r *Repo) CloneDir(url string) string {
+	return gitx.CloneDir(filepath.Join(r.Git.ApexDir(), "repos"), url, true)
+}
+
+// OpenClones opens the cached clones CloneDir names, their warnings and
+// notes going where r's go. The caller closes them.
+func (r *Repo) OpenClones(ctx context.Context) ([]*Repo, error) {
+	dirs, err := filepath.Glob(filepath.Join(r.Git.ApexDir(), "repos", "*.git"))
+	if err != nil {
+		return nil, err
+	}
+	var clones []*Repo
+	for _, dir := range dirs {
+		c, err := OpenBare(ctx, dir, Options{Stderr: r.opts.Stderr, StateWait: r.opts.StateWait, Clock: r.opts.Clock})
+		if err != nil {
+			for _, c := range clones {
+				c.Close()
+			}
+			return nil, fmt.Errorf("cannot open the cached clone %s: %w", dir, err)
+		}
+		clones = append(clones, c)
+	}
+	return clones, nil
+}
+
 // OpenState opens the state database of a repository git has opened.
 func OpenState(ctx context.Context, git *gitx.Repo, opts Options) (*Repo, error) {
 	store, err := state.Open(ctx, StatePath(git), state.Options{Wait: opts.StateWait, Clock: opts.Clock})
