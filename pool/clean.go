@@ -2,11 +2,13 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trash"
 )
 
 // A slot is clean when a task gets it, by construction:
@@ -21,8 +23,9 @@ import (
 //     to it in one write transaction of the state database, whose check
 //     that the dead holder still holds it is inside it (see Reclaim);
 //   - an acquire checks that the slot is clean at its commit (git status,
-//     ignored files too), resets it if not, and removes it if it still
-//     is not (see ready); a removed slot is never handed out.
+//     ignored files too), keeps what it finds changed in the trash, resets
+//     it, and removes it if it still is not clean (see ready); a removed
+//     slot is never handed out.
 
 // RecordTask records, in the lease, the process group its task runs in
 // (as hostexec.Command.Started tells it), so that what the task leaves
@@ -103,35 +106,57 @@ func (p *Pool) Orphans(ctx context.Context) ([]Orphan, error) {
 // the slot is then reclaimed as any dead holder's is.
 func (p *Pool) EndOrphan(o Orphan) error { return p.endTask(o.Slot) }
 
-// ready checks out commit in a slot just leased, and checks that the
-// slot is clean there: nothing changed, untracked or ignored. One that
-// is not (something wrote there after its reset) is reset as a contained
-// slot is and checked again. ready reports false when the slot cannot be
-// made clean, or checked out: it is then removed from the pool, never
-// handed out, and the caller takes another.
+// ready checks that a slot just leased is clean at its commit (nothing
+// changed, untracked or ignored: what git status finds), then checks out
+// commit there. A slot that is not clean (changed by hand, or by a
+// process that outlived its task) has what is changed kept in the trash
+// (keepChanged), what still runs there ended, and is reset, as a
+// contained slot is, to commit, and checked again. ready reports false
+// when the slot cannot be made clean: it is then removed from the pool,
+// never handed out, and the caller takes another.
 func (p *Pool) ready(ctx context.Context, s *state.Slot, commit string) (bool, error) {
-	err := p.r.Git.CheckoutDetached(ctx, s.Path, commit)
-	dirt := ""
-	if err == nil {
-		if dirt, err = p.r.Git.Dirt(ctx, s.Path); err == nil && dirt == "" {
+	dirt, err := p.r.Git.Dirt(ctx, s.Path)
+	if err == nil && dirt == "" {
+		if err = p.r.Git.CheckoutDetached(ctx, s.Path, commit); err == nil {
 			return true, nil
 		}
 	}
 	why := fmt.Sprint(err)
 	if err == nil {
-		why = "it held " + dirt
+		why = "git status found `" + dirt + "`"
 	}
-	p.r.Warnf("pool slot %s was not clean at its commit (%s): it is reset", s.Path, why)
-	if err = p.endTask(s); err == nil {
-		if err = p.r.Git.ResetClean(ctx, s.Path, commit, true); err == nil {
-			if dirt, err = p.r.Git.Dirt(ctx, s.Path); err == nil && dirt == "" {
-				return true, nil
-			}
-		}
+	kept, err := p.cleanUp(ctx, s, commit)
+	if kept != nil {
+		why += fmt.Sprintf("; kept in the trash, `git apex restore %s` gets it back", kept.Identity)
 	}
 	if err == nil {
-		err = fmt.Errorf("it still held %s", dirt)
+		p.r.Warnf("pool slot %s was not clean (%s): it was reset", s.Path, why)
+		return true, nil
 	}
-	p.r.Warnf("pool slot %s is removed, not leased: it cannot be made clean: %v", s.Path, err)
+	p.r.Warnf("pool slot %s is removed, not leased: it was not clean (%s), and cannot be made so: %v", s.Path, why, err)
 	return false, p.drop(ctx, nil, s)
+}
+
+// cleanUp is ready's reset of a slot that is not clean, and the check
+// after it; it returns the trash entry of what it kept.
+func (p *Pool) cleanUp(ctx context.Context, s *state.Slot, commit string) (*trash.Entry, error) {
+	if err := p.endTask(s); err != nil {
+		return nil, err
+	}
+	lk, err := p.r.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := p.keepChanged(ctx, lk, s, true)
+	lk.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.r.Git.ResetClean(ctx, s.Path, commit, true); err != nil {
+		return kept, err
+	}
+	if dirt, err := p.r.Git.Dirt(ctx, s.Path); err != nil || dirt != "" {
+		return kept, errors.Join(err, fmt.Errorf("git status still finds `%s`", dirt))
+	}
+	return kept, nil
 }

@@ -323,16 +323,14 @@ func (p *Pool) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Entry
 
 // removeIdle removes an idle slot's worktree. A release leaves it clean,
 // so what git finds changed in it was changed by hand: that is kept in
-// the trash first, as the work of the identity task-<slot>, which
-// `git apex restore` makes into an env at the slot's commit. A slot a
+// the trash first (keepChanged). A slot a
 // warm container was made for holds nothing of the user's, and goes as
 // it is.
 func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) (*trash.Entry, error) {
 	var kept *trash.Entry
 	if !warm && hostpath.Exists(s.Path) {
-		what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
 		var err error
-		if kept, err = trash.Record(ctx, lk, what, false, p.r.Store.Now()); err != nil {
+		if kept, err = p.keepChanged(ctx, lk, s, false); err != nil {
 			return nil, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
 		}
 	}
@@ -340,6 +338,16 @@ func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, w
 		return kept, err
 	}
 	return kept, nil
+}
+
+// keepChanged keeps what was changed in an idle slot (by hand, or by a
+// process that outlived its task) in the trash, as the work of the
+// identity task-<slot>, which `git apex restore` makes into an env at
+// the slot's commit; nil when nothing was. contained is as for
+// trash.Record.
+func (p *Pool) keepChanged(ctx context.Context, lk *gitx.Locked, s *state.Slot, contained bool) (*trash.Entry, error) {
+	what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
+	return trash.Record(ctx, lk, what, contained, p.r.Store.Now())
 }
 
 // Lease is a slot held by this process.
