@@ -14,11 +14,11 @@ import (
 // A slot is clean when a task gets it, by construction:
 //
 //   - a lease records the process group its task runs in (RecordTask);
-//   - before a slot is reset (released, or reclaimed from a dead holder),
-//     what its task left running is ended and waited for: the members of
-//     that group, and any process with its working directory, its root
-//     or an open file in the slot (a child that started a session of its
-//     own); a slot where some still run after that is removed;
+//   - before a slot is reset, what its task left running is ended and
+//     waited for: the members of that group; and, when the holder died,
+//     any process with its working directory, its root or an open file in
+//     the slot (a child that started a session of its own); a slot where
+//     some still run after that is removed;
 //   - a dead holder's slot is reclaimed by one process: the lease passes
 //     to it in one write transaction of the state database, whose check
 //     that the dead holder still holds it is inside it (see Reclaim);
@@ -37,10 +37,18 @@ func (p *Pool) RecordTask(ctx context.Context, l *Lease, g hostexec.Group) error
 }
 
 // leftovers are the processes of a slot's task that still run: the
-// members of the group its lease records, and any other process that
-// uses the slot (hostexec.Users).
-func leftovers(s *state.Slot) []hostexec.Process {
+// members of the group its lease records, and with users any other
+// process that uses the slot (hostexec.Users: a child that started a
+// session of its own). That second pass reads every process's open
+// files (tens of milliseconds on a busy machine), so a release by a
+// live holder, whose task's group ended under its eyes, makes only the
+// first: the second is for a dead holder's slot, and for one an acquire
+// finds changed.
+func leftovers(s *state.Slot, users bool) []hostexec.Process {
 	procs := hostexec.Group{ID: s.TaskGroup, Start: s.TaskStart}.Members()
+	if !users {
+		return procs
+	}
 	seen := map[int]bool{}
 	for _, pr := range procs {
 		seen[pr.PID] = true
@@ -53,13 +61,13 @@ func leftovers(s *state.Slot) []hostexec.Process {
 	return procs
 }
 
-// endTask ends what a slot's task left running (SIGTERM, then SIGKILL
-// after [remove].kill_grace), says so, and checks that nothing of it
-// survived: a process that forked as it was ended is ended in a second
-// round. It fails naming what still runs.
-func (p *Pool) endTask(s *state.Slot) error {
+// endTask ends what a slot's task left running (leftovers: SIGTERM, then
+// SIGKILL after [remove].kill_grace), says so, and checks that nothing
+// of it survived: a process that forked as it was ended is ended in a
+// second round. It fails naming what still runs.
+func (p *Pool) endTask(s *state.Slot, users bool) error {
 	for range 3 {
-		procs := leftovers(s)
+		procs := leftovers(s, users)
 		if len(procs) == 0 {
 			return nil
 		}
@@ -69,7 +77,7 @@ func (p *Pool) endTask(s *state.Slot) error {
 			return err
 		}
 	}
-	if procs := leftovers(s); len(procs) > 0 {
+	if procs := leftovers(s, users); len(procs) > 0 {
 		return fmt.Errorf("%s still run there", hostexec.Describe(procs))
 	}
 	return nil
@@ -95,7 +103,7 @@ func (p *Pool) Orphans(ctx context.Context) ([]Orphan, error) {
 		if !s.Leased() || holderAlive(s) {
 			continue
 		}
-		if procs := leftovers(s); len(procs) > 0 {
+		if procs := leftovers(s, true); len(procs) > 0 {
 			found = append(found, Orphan{Slot: s, Procs: procs})
 		}
 	}
@@ -104,7 +112,7 @@ func (p *Pool) Orphans(ctx context.Context) ([]Orphan, error) {
 
 // EndOrphan ends the processes of an orphan's task, for doctor --fix;
 // the slot is then reclaimed as any dead holder's is.
-func (p *Pool) EndOrphan(o Orphan) error { return p.endTask(o.Slot) }
+func (p *Pool) EndOrphan(o Orphan) error { return p.endTask(o.Slot, true) }
 
 // ready checks that a slot just leased is clean at its commit (nothing
 // changed, untracked or ignored: what git status finds), then checks out
@@ -140,7 +148,7 @@ func (p *Pool) ready(ctx context.Context, s *state.Slot, commit string) (bool, e
 // cleanUp is ready's reset of a slot that is not clean, and the check
 // after it; it returns the trash entry of what it kept.
 func (p *Pool) cleanUp(ctx context.Context, s *state.Slot, commit string) (*trash.Entry, error) {
-	if err := p.endTask(s); err != nil {
+	if err := p.endTask(s, true); err != nil {
 		return nil, err
 	}
 	lk, err := p.r.Lock(ctx)

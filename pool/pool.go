@@ -174,7 +174,7 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 			continue
 		}
 		p.reclaimDead(ctx, taken)
-		if err := p.resetSlot(ctx, held, taken, true); err != nil {
+		if err := p.resetTask(ctx, held, taken, true, true); err != nil {
 			return n, err
 		}
 		n++
@@ -182,19 +182,13 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 	return n, nil
 }
 
-// resetSlot puts a slot back at its pool commit, clean, and idle, once
-// what its task left running is ended (endTask); a slot where some of it
-// still runs is removed. A slot
+// resetSlot puts a slot back at its pool commit, clean, and idle. A slot
 // whose directory is gone is forgotten. A contained slot (a container
 // worked in it; the caller has removed the container) is reset without
 // entering its submodules, whose .git files the container could have
 // pointed anywhere, then checked (see tainted): one whose pool commit has
 // submodules, or that the check finds tainted, is removed instead.
 func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, contained bool) error {
-	if err := p.endTask(s); err != nil {
-		p.r.Warnf("pool slot %s is removed, not reused: %v", s.Path, err)
-		return p.drop(ctx, held, s)
-	}
 	if hostpath.Exists(s.Path) {
 		err := p.r.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
 		why := ""
@@ -432,13 +426,25 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 	}
 }
 
-// Release resets a leased slot (changes, untracked and ignored files, in
-// submodules too) to its pool commit and makes it idle.
+// Release ends what the lease's task left running in its process group,
+// resets the slot (changes, untracked and ignored files, in submodules
+// too) to its pool commit and makes it idle.
 func (p *Pool) Release(ctx context.Context, l *Lease) error {
 	if l.warm != (state.Warm{}) { // the warm container it took: removed, unless its task's DropContainer did
 		p.dropWarm(ctx, &state.Slot{ID: l.Slot.ID, Path: l.Slot.Path, Warm: l.warm}, nil)
 	}
-	return p.resetSlot(ctx, nil, l.Slot, l.contained)
+	return p.resetTask(ctx, nil, l.Slot, l.contained, false)
+}
+
+// resetTask is resetSlot once what the slot's task left running is ended
+// (endTask, with users as for leftovers); a slot where some of it still
+// runs is removed instead.
+func (p *Pool) resetTask(ctx context.Context, held *gitx.Locked, s *state.Slot, contained, users bool) error {
+	if err := p.endTask(s, users); err != nil {
+		p.r.Warnf("pool slot %s is removed, not reused: %v", s.Path, err)
+		return p.drop(ctx, held, s)
+	}
+	return p.resetSlot(ctx, held, s, contained)
 }
 
 // Take moves an idle slot without a warm container to path and takes the
