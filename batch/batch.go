@@ -549,7 +549,7 @@ func (r *runner) repoOf(ctx context.Context, url string) (*repo.Repo, error) {
 	if rp, ok := r.repos[url]; ok {
 		return rp, nil
 	}
-	dir := r.home.CloneDir(url)
+	dir := repo.CloneDir(r.home, url)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}

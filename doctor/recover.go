@@ -101,7 +101,7 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 	}
 	for _, o := range left {
 		what := fmt.Sprintf("%s of a task whose holder (process %d) is gone still run in it", hostexec.Describe(o.Procs), o.Slot.HolderPID)
-		clear("pool slot "+o.Slot.Path, what, func() error { return d.pool.EndOrphan(o) })
+		clear("pool slot "+o.Slot.Path, what, o.End)
 	}
 	if fix || len(left) == 0 {
 		if _, err := d.pool.Reclaim(ctx, lk); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // AddDetached adds a worktree at path with commit checked out detached,
@@ -77,15 +76,6 @@ func (r *Repo) ResetClean(ctx context.Context, dir, commit string, contained boo
 	}
 	_, err := r.runIn(ctx, dir, append(noHooks, "submodule", "--quiet", "foreach", "--recursive", "git reset --quiet --hard && git clean -fdxq")...)
 	return err
-}
-
-// Dirt is the first entry `git status` finds in the worktree at dir:
-// changed, untracked or ignored ("" when the worktree is clean at its
-// HEAD), in git's porcelain form ("?? late-write.txt").
-func (r *Repo) Dirt(ctx context.Context, dir string) (string, error) {
-	out, err := r.readIn(ctx, dir, "status", "--porcelain", "-z", "--ignored", "--no-renames", "--ignore-submodules=none")
-	first, _, _ := strings.Cut(out, "\x00")
-	return first, err
 }
 
 // RestoreTracked puts the working tree at dir back to its HEAD: tracked

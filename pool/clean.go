@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
+	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostexec"
+	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 	"github.com/git-apex/git-apex/trash"
@@ -26,6 +29,8 @@ import (
 //     ignored files too), keeps what it finds changed in the trash, resets
 //     it, and removes it if it still is not clean (see ready); a removed
 //     slot is never handed out.
+//
+// cleaner does the ending, checking and resetting.
 
 // RecordTask records, in the lease, the process group its task runs in
 // (as hostexec.Command.Started tells it), so that what the task leaves
@@ -35,6 +40,10 @@ func (p *Pool) RecordTask(ctx context.Context, l *Lease, g hostexec.Group) error
 	l.Slot.TaskGroup, l.Slot.TaskStart = g.ID, g.Start
 	return p.r.Store.Pool().SetTask(ctx, l.Slot.ID, g.ID, g.Start)
 }
+
+// cleaner makes a pool's slots clean: it ends what tasks left running
+// in them, and checks and resets them (see above).
+type cleaner struct{ *Pool }
 
 // leftovers are the processes of a slot's task that still run: the
 // members of the group its lease records, and with users any other
@@ -65,14 +74,14 @@ func leftovers(s *state.Slot, users bool) []hostexec.Process {
 // SIGKILL after [remove].kill_grace), says so, and checks that nothing
 // of it survived: a process that forked as it was ended is ended in a
 // second round. It fails naming what still runs.
-func (p *Pool) endTask(s *state.Slot, users bool) error {
+func (c cleaner) endTask(s *state.Slot, users bool) error {
 	for range 3 {
 		procs := leftovers(s, users)
 		if len(procs) == 0 {
 			return nil
 		}
-		err := hostexec.End(procs, repo.KillGrace(p.r))
-		p.r.Notef("pool slot %s: ended %s, left running by its task", s.Path, hostexec.Describe(procs))
+		err := hostexec.End(procs, repo.KillGrace(c.r))
+		c.r.Notef("pool slot %s: ended %s, left running by its task", s.Path, hostexec.Describe(procs))
 		if err != nil {
 			return err
 		}
@@ -83,11 +92,23 @@ func (p *Pool) endTask(s *state.Slot, users bool) error {
 	return nil
 }
 
+// resetTask is resetSlot once what the slot's task left running is ended
+// (endTask, with users as for leftovers); a slot where some of it still
+// runs is removed instead.
+func (c cleaner) resetTask(ctx context.Context, held *gitx.Locked, s *state.Slot, contained, users bool) error {
+	if err := c.endTask(s, users); err != nil {
+		c.r.Warnf("pool slot %s is removed, not reused: %v", s.Path, err)
+		return c.drop(ctx, held, s)
+	}
+	return c.resetSlot(ctx, held, s, contained)
+}
+
 // Orphan is a slot whose holder died while processes of its task still
 // run, for doctor.
 type Orphan struct {
 	Slot  *state.Slot
 	Procs []hostexec.Process
+	pool  *Pool
 }
 
 // Orphans are the slots whose holder died with processes of its task
@@ -104,15 +125,15 @@ func (p *Pool) Orphans(ctx context.Context) ([]Orphan, error) {
 			continue
 		}
 		if procs := leftovers(s, true); len(procs) > 0 {
-			found = append(found, Orphan{Slot: s, Procs: procs})
+			found = append(found, Orphan{Slot: s, Procs: procs, pool: p})
 		}
 	}
 	return found, nil
 }
 
-// EndOrphan ends the processes of an orphan's task, for doctor --fix;
-// the slot is then reclaimed as any dead holder's is.
-func (p *Pool) EndOrphan(o Orphan) error { return p.endTask(o.Slot, true) }
+// End ends the processes of the orphan's task, for doctor --fix; the
+// slot is then reclaimed as any dead holder's is.
+func (o Orphan) End() error { return cleaner{o.pool}.endTask(o.Slot, true) }
 
 // ready checks that a slot just leased is clean at its commit (nothing
 // changed, untracked or ignored: what git status finds), then checks out
@@ -122,49 +143,77 @@ func (p *Pool) EndOrphan(o Orphan) error { return p.endTask(o.Slot, true) }
 // contained slot is, to commit, and checked again. ready reports false
 // when the slot cannot be made clean: it is then removed from the pool,
 // never handed out, and the caller takes another.
-func (p *Pool) ready(ctx context.Context, s *state.Slot, commit string) (bool, error) {
-	dirt, err := p.r.Git.Dirt(ctx, s.Path)
+func (c cleaner) ready(ctx context.Context, s *state.Slot, commit string) (bool, error) {
+	dirt, err := c.dirt(ctx, s)
 	if err == nil && dirt == "" {
-		if err = p.r.Git.CheckoutDetached(ctx, s.Path, commit); err == nil {
+		if err = c.r.Git.CheckoutDetached(ctx, s.Path, commit); err == nil {
 			return true, nil
 		}
 	}
 	why := fmt.Sprint(err)
 	if err == nil {
-		why = "git status found `" + dirt + "`"
+		why = "git status found " + dirt
 	}
-	kept, err := p.cleanUp(ctx, s, commit)
+	kept, err := c.cleanUp(ctx, s, commit)
 	if kept != nil {
 		why += fmt.Sprintf("; kept in the trash, `git apex restore %s` gets it back", kept.Identity)
 	}
 	if err == nil {
-		p.r.Warnf("pool slot %s was not clean (%s): it was reset", s.Path, why)
+		c.r.Warnf("pool slot %s was not clean (%s): it was reset", s.Path, why)
 		return true, nil
 	}
-	p.r.Warnf("pool slot %s is removed, not leased: it was not clean (%s), and cannot be made so: %v", s.Path, why, err)
-	return false, p.drop(ctx, nil, s)
+	c.r.Warnf("pool slot %s is removed, not leased: it was not clean (%s), and cannot be made so: %v", s.Path, why, err)
+	return false, c.drop(ctx, nil, s)
+}
+
+// dirt says what git status finds in a slot, ignored files included
+// ("1 modified, 1 untracked, 1 ignored"); "" when it is clean. The slot
+// is trusted as little as a container's (gitx.StatusOptions.Contained).
+func (c cleaner) dirt(ctx context.Context, s *state.Slot) (string, error) {
+	st, err := c.r.Git.Status(ctx, s.Path, gitx.StatusOptions{Contained: true, Ignored: true})
+	switch {
+	case err != nil:
+		return "", err
+	case st.Dirty() && st.Ignored > 0:
+		return fmt.Sprintf("%s, %d ignored", st.Changes, st.Ignored), nil
+	case st.Ignored > 0:
+		return fmt.Sprintf("%d ignored", st.Ignored), nil
+	case st.Dirty():
+		return st.Changes.String(), nil
+	}
+	return "", nil
 }
 
 // cleanUp is ready's reset of a slot that is not clean, and the check
 // after it; it returns the trash entry of what it kept.
-func (p *Pool) cleanUp(ctx context.Context, s *state.Slot, commit string) (*trash.Entry, error) {
-	if err := p.endTask(s, true); err != nil {
+func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string) (*trash.Entry, error) {
+	if err := c.endTask(s, true); err != nil {
 		return nil, err
 	}
-	lk, err := p.r.Lock(ctx)
+	lk, err := c.r.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	kept, err := p.keepChanged(ctx, lk, s, true)
+	kept, err := c.keepChanged(ctx, lk, s, true)
 	lk.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	if err := p.r.Git.ResetClean(ctx, s.Path, commit, true); err != nil {
+	if err := c.r.Git.ResetClean(ctx, s.Path, commit, true); err != nil {
 		return kept, err
 	}
-	if dirt, err := p.r.Git.Dirt(ctx, s.Path); err != nil || dirt != "" {
-		return kept, errors.Join(err, fmt.Errorf("git status still finds `%s`", dirt))
+	if dirt, err := c.dirt(ctx, s); err != nil || dirt != "" {
+		return kept, errors.Join(err, fmt.Errorf("git status still finds %s", dirt))
 	}
 	return kept, nil
+}
+
+// keepChanged keeps what was changed in an idle slot (by hand, or by a
+// process that outlived its task) in the trash, as the work of the
+// identity task-<slot>, which `git apex restore` makes into an env at
+// the slot's commit; nil when nothing was. contained is as for
+// trash.Record.
+func (c cleaner) keepChanged(ctx context.Context, lk *gitx.Locked, s *state.Slot, contained bool) (*trash.Entry, error) {
+	what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
+	return trash.Record(ctx, lk, what, contained, c.r.Store.Now())
 }

@@ -74,16 +74,12 @@ func (p *Pool) Commit(ctx context.Context) (string, error) {
 	return p.r.Git.Commit(ctx, base)
 }
 
-// capped is limit, or [pool].max when that is set and lower.
-func (p *Pool) capped(limit int) (int, error) {
-	pol, err := p.r.Policy()
-	if err != nil {
-		return 0, err
-	}
+// maxSlots is limit, or pol's [pool].max when that is set and lower.
+func maxSlots(pol *policy.Policy, limit int) int {
 	if m := pol.Pool.Max; m > 0 && limit > m {
-		return m, nil
+		return m
 	}
-	return limit, nil
+	return limit
 }
 
 // Warm makes slots until the pool has size of them (idle or leased).
@@ -174,7 +170,7 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 			continue
 		}
 		p.reclaimDead(ctx, taken)
-		if err := p.resetTask(ctx, held, taken, true, true); err != nil {
+		if err := (cleaner{p}).resetTask(ctx, held, taken, true, true); err != nil {
 			return n, err
 		}
 		n++
@@ -245,7 +241,7 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 // first (SIGTERM, then SIGKILL after [remove].kill_grace).
 func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
 	n, kept, err := p.drainOwn(ctx, all, kill)
-	clones, cerr := p.r.OpenClones(ctx)
+	clones, cerr := repo.OpenClones(ctx, p.r)
 	err = errors.Join(err, cerr)
 	for _, c := range clones {
 		cn, ckept, cerr := New(c).drainOwn(ctx, all, kill)
@@ -324,7 +320,7 @@ func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, w
 	var kept *trash.Entry
 	if !warm && hostpath.Exists(s.Path) {
 		var err error
-		if kept, err = p.keepChanged(ctx, lk, s, false); err != nil {
+		if kept, err = (cleaner{p}).keepChanged(ctx, lk, s, false); err != nil {
 			return nil, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
 		}
 	}
@@ -332,16 +328,6 @@ func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, w
 		return kept, err
 	}
 	return kept, nil
-}
-
-// keepChanged keeps what was changed in an idle slot (by hand, or by a
-// process that outlived its task) in the trash, as the work of the
-// identity task-<slot>, which `git apex restore` makes into an env at
-// the slot's commit; nil when nothing was. contained is as for
-// trash.Record.
-func (p *Pool) keepChanged(ctx context.Context, lk *gitx.Locked, s *state.Slot, contained bool) (*trash.Entry, error) {
-	what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
-	return trash.Record(ctx, lk, what, contained, p.r.Store.Now())
 }
 
 // Lease is a slot held by this process.
@@ -364,10 +350,11 @@ func (l *Lease) Path() string { return l.Slot.Path }
 // (until timeout) for one to be released. Switching the slot costs what
 // differs from its commit.
 func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout time.Duration) (*Lease, error) {
-	limit, err := p.capped(limit)
+	pol, err := p.r.Policy()
 	if err != nil {
 		return nil, err
 	}
+	limit = maxSlots(pol, limit)
 	pid, start := hostexec.Self()
 	deadline := time.Now().Add(timeout)
 	waiting := ""
@@ -404,7 +391,7 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			}
 		}
 		if slot != nil {
-			if ok, err := p.ready(ctx, slot, commit); err != nil || !ok {
+			if ok, err := (cleaner{p}).ready(ctx, slot, commit); err != nil || !ok {
 				if err != nil {
 					return nil, err
 				}
@@ -433,18 +420,7 @@ func (p *Pool) Release(ctx context.Context, l *Lease) error {
 	if l.warm != (state.Warm{}) { // the warm container it took: removed, unless its task's DropContainer did
 		p.dropWarm(ctx, &state.Slot{ID: l.Slot.ID, Path: l.Slot.Path, Warm: l.warm}, nil)
 	}
-	return p.resetTask(ctx, nil, l.Slot, l.contained, false)
-}
-
-// resetTask is resetSlot once what the slot's task left running is ended
-// (endTask, with users as for leftovers); a slot where some of it still
-// runs is removed instead.
-func (p *Pool) resetTask(ctx context.Context, held *gitx.Locked, s *state.Slot, contained, users bool) error {
-	if err := p.endTask(s, users); err != nil {
-		p.r.Warnf("pool slot %s is removed, not reused: %v", s.Path, err)
-		return p.drop(ctx, held, s)
-	}
-	return p.resetSlot(ctx, held, s, contained)
+	return cleaner{p}.resetTask(ctx, nil, l.Slot, l.contained, false)
 }
 
 // Take moves an idle slot without a warm container to path and takes the

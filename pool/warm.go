@@ -289,10 +289,7 @@ func (w warmer) warmOne(ctx context.Context, pol *policy.Policy, engine *sandbox
 		return err
 	}
 	if slot == nil {
-		limit, err := w.capped(math.MaxInt)
-		if err != nil {
-			return err
-		}
+		limit := maxSlots(pol, math.MaxInt)
 		if slot, err = w.newSlot(ctx, commit, pid, start, limit); err != nil {
 			return err
 		}

@@ -86,15 +86,15 @@ func OpenBare(ctx context.Context, dir string, opts Options) (*Repo, error) {
 	return OpenState(ctx, git, opts)
 }
 
-// CloneDir is where the batch runner keeps its cached bare clone of url
+// CloneDir is where the batch runner keeps r's cached bare clone of url
 // (a task's `repo =`), each with its own state and pool.
-func (r *Repo) CloneDir(url string) string {
+func CloneDir(r *Repo, url string) string {
 	return gitx.CloneDir(filepath.Join(r.Git.ApexDir(), "repos"), url, true)
 }
 
-// OpenClones opens the cached clones CloneDir names, their warnings and
+// OpenClones opens r's cached clones (CloneDir), their warnings and
 // notes going where r's go. The caller closes them.
-func (r *Repo) OpenClones(ctx context.Context) ([]*Repo, error) {
+func OpenClones(ctx context.Context, r *Repo) ([]*Repo, error) {
 	dirs, err := filepath.Glob(filepath.Join(r.Git.ApexDir(), "repos", "*.git"))
 	if err != nil {
 		return nil, err
