@@ -415,7 +415,7 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 	}
 	id, _ := policy.NewIdentity("task", t.ID)
 	pl := &place{dir: lease.Path(), started: func(g hostexec.Group) {
-		if err := slots.RecordTask(ctx, lease, g); err != nil {
+		if err := slots.RecordTask(context.WithoutCancel(ctx), lease, g); err != nil {
 			rp.Warnf("%s: cannot record its process group in the lease of %s: %v", id, lease.Path(), err)
 		}
 	}}

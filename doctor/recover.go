@@ -100,7 +100,7 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 		return nil, err
 	}
 	for _, o := range left {
-		what := fmt.Sprintf("%s of a task whose holder (process %d) is gone still run in it", hostexec.Describe(o.Procs), o.Slot.HolderPID)
+		what := fmt.Sprintf("%s of a task whose holder (process %d) is gone: still running in it", hostexec.Describe(o.Procs), o.Slot.HolderPID)
 		clear("pool slot "+o.Slot.Path, what, o.End)
 	}
 	if fix || len(left) == 0 {

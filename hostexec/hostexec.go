@@ -14,7 +14,8 @@
 //   - its exit status is its exit code, 128+n when signal n ended it, and
 //     -1 when it could not be started.
 //
-// It also tells whether a process named by PID and start time still runs.
+// It also tells whether a process named by PID and start time still runs,
+// and which processes are left of a process group (Group).
 package hostexec
 
 import (

@@ -87,7 +87,7 @@ func (c cleaner) endTask(s *state.Slot, users bool) error {
 		}
 	}
 	if procs := leftovers(s, users); len(procs) > 0 {
-		return fmt.Errorf("%s still run there", hostexec.Describe(procs))
+		return fmt.Errorf("%s still running there", hostexec.Describe(procs))
 	}
 	return nil
 }

@@ -313,9 +313,8 @@ func (p *Pool) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Entry
 
 // removeIdle removes an idle slot's worktree. A release leaves it clean,
 // so what git finds changed in it was changed by hand: that is kept in
-// the trash first (keepChanged). A slot a
-// warm container was made for holds nothing of the user's, and goes as
-// it is.
+// the trash first (keepChanged). A slot a warm container was made for
+// holds nothing of the user's, and goes as it is.
 func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) (*trash.Entry, error) {
 	var kept *trash.Entry
 	if !warm && hostpath.Exists(s.Path) {
@@ -391,10 +390,11 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			}
 		}
 		if slot != nil {
-			if ok, err := (cleaner{p}).ready(ctx, slot, commit); err != nil || !ok {
-				if err != nil {
-					return nil, err
-				}
+			ok, err := cleaner{p}.ready(ctx, slot, commit)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
 				continue // removed: another
 			}
 			return &Lease{Slot: slot, commit: commit}, nil
