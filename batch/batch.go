@@ -244,6 +244,7 @@ type place struct {
 	warm      bool              // the container was made ahead by the warm pool
 	rt        container.Runtime // the runtime it runs in
 	release   func(keep bool, reason string) (envPath string, err error)
+	started   func(hostexec.Group) // told each command's process group, for the slot's lease; nil: none kept
 }
 
 // runTask runs one task; ok is false when it was interrupted before it
@@ -416,7 +417,11 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 		return nil, err
 	}
 	id, _ := policy.NewIdentity("task", t.ID)
-	pl := &place{dir: lease.Path()}
+	pl := &place{dir: lease.Path(), started: func(g hostexec.Group) {
+		if err := slots.RecordTask(context.WithoutCancel(ctx), lease, g); err != nil {
+			rp.Warnf("%s: cannot record its process group in the lease of %s: %v", id, lease.Path(), err)
+		}
+	}}
 	// Before its container is made: in copy mode, what is there then is
 	// all it gets.
 	if err := writeFiles(pl.dir, t.Files); err != nil {
@@ -507,7 +512,7 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 	run := func(timeout time.Duration, argv ...string) (int, error) {
 		if pl.container == "" {
 			return hostexec.Run(ctx, hostexec.Command{Argv: argv, Dir: dir, Env: env, Stdout: log, Stderr: log,
-				Timeout: timeout, Grace: r.opts.Grace})
+				Timeout: timeout, Grace: r.opts.Grace, Started: pl.started})
 		}
 		cctx := ctx
 		if timeout > 0 {
@@ -547,7 +552,7 @@ func (r *runner) repoOf(ctx context.Context, url string) (*repo.Repo, error) {
 	if rp, ok := r.repos[url]; ok {
 		return rp, nil
 	}
-	dir := gitx.CloneDir(filepath.Join(r.home.Git.ApexDir(), "repos"), url, true)
+	dir := repo.CloneDir(r.home, url)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}

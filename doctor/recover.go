@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/sandbox"
@@ -26,7 +27,9 @@ import (
 //     was killed;
 //   - a sandbox (apex/sandbox) or a labelled container that no env owns;
 //   - git lock files (index.lock, refs/heads/x.lock, ...) that no process
-//     has open.
+//     has open;
+//   - processes of a batch task still running in its pool slot after the
+//     batch was killed (pool.Orphans), ended before the slot is reclaimed.
 //
 // recoverCrashes reports each; with fix it clears it. None of it can hold
 // anyone's work: a start's worktree holds only what git checked out until
@@ -90,8 +93,20 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 			return nil
 		})
 	}
-	if _, err := d.pool.Reclaim(ctx, lk); err != nil {
+	// A batch killed under its tasks: what they left running in their
+	// slots is ended before the slots are reclaimed (and reset).
+	left, err := d.pool.Orphans(ctx)
+	if err != nil {
 		return nil, err
+	}
+	for _, o := range left {
+		what := fmt.Sprintf("%s of a task whose holder (process %d) is gone: still running in it", hostexec.Describe(o.Procs), o.Slot.HolderPID)
+		clear("pool slot "+o.Slot.Path, what, o.End)
+	}
+	if fix || len(left) == 0 {
+		if _, err := d.pool.Reclaim(ctx, lk); err != nil {
+			return nil, err
+		}
 	}
 	worktrees, envs, err := d.r.Snapshot(ctx, lk)
 	if err != nil {

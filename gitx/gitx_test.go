@@ -134,6 +134,14 @@ func TestUnheldAndStatus(t *testing.T) {
 	if st, _ := r.Status(ctx, dir, StatusOptions{}); st.Changes != (Changes{Staged: 1, Modified: 1, Untracked: 1}) {
 		t.Errorf("Status after rename = %+v", st)
 	}
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.o\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "x.o"), []byte("x"), 0o644)
+	if st, _ := r.Status(ctx, dir, StatusOptions{}); st.Ignored != 0 {
+		t.Errorf("Status without Ignored counted %d ignored", st.Ignored)
+	}
+	if st, _ := r.Status(ctx, dir, StatusOptions{Ignored: true}); st.Ignored != 1 {
+		t.Errorf("Status with Ignored = %+v; want 1 ignored", st)
+	}
 }
 
 func TestWorktreesAndRefs(t *testing.T) {

@@ -14,7 +14,8 @@
 //   - its exit status is its exit code, 128+n when signal n ended it, and
 //     -1 when it could not be started.
 //
-// It also tells whether a process named by PID and start time still runs.
+// It also tells whether a process named by PID and start time still runs,
+// and which processes are left of a process group (Group).
 package hostexec
 
 import (
@@ -44,6 +45,9 @@ type Command struct {
 	// While it runs in the terminal's foreground, git-apex ignores the
 	// SIGINT and SIGQUIT the terminal sends (see SignalContext).
 	Foreground bool
+	// Started, when set, is told the command's process group once it
+	// runs (not called for a Foreground command, which has none).
+	Started func(Group)
 }
 
 // Run runs c to its end, its timeout or the end of ctx, and returns its
@@ -67,6 +71,8 @@ func Run(ctx context.Context, c Command) (int, error) {
 	}
 	if c.Foreground {
 		defer holdTerminal()()
+	} else if c.Started != nil {
+		c.Started(GroupOf(cmd.Process.Pid))
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -114,3 +114,30 @@ func ended(p Process) bool {
 	fields := stat(p.PID)
 	return len(fields) < 20 || fields[19] != strconv.FormatInt(p.start, 10) || fields[0] == "Z" || fields[0] == "X"
 }
+
+// members is Group.Members's pass over /proc: each process's group and
+// start time, from its stat.
+func members(g Group) []Process {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var found []Process
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		fields := stat(pid)
+		if len(fields) < 20 || fields[2] != strconv.Itoa(g.ID) || fields[0] == "Z" || fields[0] == "X" {
+			continue
+		}
+		start, _ := strconv.ParseInt(fields[19], 10, 64)
+		if start < g.Start {
+			continue
+		}
+		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
+		found = append(found, Process{PID: pid, Command: strings.TrimSpace(string(comm)), start: start})
+	}
+	return found
+}

@@ -9,3 +9,12 @@ func users([]string) map[string][]Process { return nil }
 
 // ended reports whether p no longer runs.
 func ended(p Process) bool { return !Alive(p.PID, p.start) }
+
+// members finds the leader of g only, while it runs: this system has no
+// /proc to find the other processes of a group by.
+func members(g Group) []Process {
+	if !Alive(g.ID, g.Start) {
+		return nil
+	}
+	return []Process{{PID: g.ID, start: g.Start}}
+}

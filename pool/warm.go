@@ -57,6 +57,9 @@ func (p *Pool) WarmUp(ctx context.Context, size, containers int) error {
 	if size == 0 && containers == 0 {
 		return exitcode.New(exitcode.Usage, "no pool size: set [pool].size or [pool].containers in the policy, or pass --size N")
 	}
+	if size > pol.Pool.Max && pol.Pool.Max > 0 {
+		return exitcode.New(exitcode.Usage, "--size %d is more than [pool].max = %d, the most slots the pool holds: ask for fewer, or raise [pool].max in the policy", size, pol.Pool.Max)
+	}
 	if size > 0 {
 		slots, err := p.Warm(ctx, size)
 		if err != nil {
@@ -286,8 +289,12 @@ func (w warmer) warmOne(ctx context.Context, pol *policy.Policy, engine *sandbox
 		return err
 	}
 	if slot == nil {
-		if slot, err = w.newSlot(ctx, commit, pid, start, math.MaxInt); err != nil {
+		limit := maxSlots(pol, math.MaxInt)
+		if slot, err = w.newSlot(ctx, commit, pid, start, limit); err != nil {
 			return err
+		}
+		if slot == nil {
+			return fmt.Errorf("the pool holds [pool].max = %d slots, and none is idle for another", limit)
 		}
 	}
 	l := &Lease{Slot: slot, commit: commit, contained: true}

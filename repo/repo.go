@@ -77,6 +77,33 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 	return OpenState(ctx, git, opts)
 }
 
+// CloneDir is where the batch runner keeps r's cached bare clone of url
+// (a task's `repo =`), each with its own state and pool.
+func CloneDir(r *Repo, url string) string {
+	return gitx.CloneDir(filepath.Join(r.Git.ApexDir(), "repos"), url, true)
+}
+
+// OpenClones opens r's cached clones (CloneDir), their warnings and
+// notes going where r's go. The caller closes them.
+func OpenClones(ctx context.Context, r *Repo) ([]*Repo, error) {
+	dirs, err := filepath.Glob(filepath.Join(r.Git.ApexDir(), "repos", "*.git"))
+	if err != nil {
+		return nil, err
+	}
+	var clones []*Repo
+	for _, dir := range dirs {
+		c, err := Open(ctx, dir, Options{Stderr: r.opts.Stderr, StateWait: r.opts.StateWait, Clock: r.opts.Clock})
+		if err != nil {
+			for _, c := range clones {
+				c.Close()
+			}
+			return nil, fmt.Errorf("cannot open the cached clone %s: %w", dir, err)
+		}
+		clones = append(clones, c)
+	}
+	return clones, nil
+}
+
 // OpenState opens the state database of a repository git has opened.
 func OpenState(ctx context.Context, git *gitx.Repo, opts Options) (*Repo, error) {
 	store, err := state.Open(ctx, StatePath(git), state.Options{Wait: opts.StateWait, Clock: opts.Clock})
