@@ -26,16 +26,20 @@ type Intent struct {
 	Branch    string `json:"branch,omitempty"`
 	NewBranch bool   `json:"new_branch,omitempty"` // start: the branch is made by it, at Start
 	Start     string `json:"start,omitempty"`      // start: the commit it starts from
+	Base      string `json:"base,omitempty"`       // start: the env's base branch
 	// Engine is, on a start in full isolation, the record of the engine
 	// its container is made on (container.Endpoint.Record).
 	Engine string `json:"engine,omitempty"`
 	// DeleteBranch is set on a removal that deletes the branch (checked
 	// before the intent was written).
 	DeleteBranch bool `json:"delete_branch,omitempty"`
-	// Force is set on a removal that discards uncommitted work.
-	Force    bool  `json:"force,omitempty"`
-	PID      int   `json:"pid"`
-	PIDStart int64 `json:"pid_start"`
+	// Force is set on a removal that discards uncommitted work; Trash is
+	// the ref of the trash entry it kept that work in before the intent
+	// was written ("": there was none to keep).
+	Force    bool   `json:"force,omitempty"`
+	Trash    string `json:"trash,omitempty"`
+	PID      int    `json:"pid"`
+	PIDStart int64  `json:"pid_start"`
 
 	file string // where it is written
 }
