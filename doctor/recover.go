@@ -263,10 +263,9 @@ func danglingGitfile(dir, commonDir string) bool {
 
 // finishRemoval completes a removal whose process was killed: what is
 // left of the worktree goes, then the branch when it was to be deleted,
-// then the record. Whether the worktree was clean is checked by `git
-// worktree remove` itself, after the intent is written; so unless the
-// removal was forced (its work then went to the trash before the intent
-// was written), a worktree still whole is checked again here, and one
+// then the record. Unless the removal was forced (its work then went to
+// the trash before the intent was written), a worktree still whole is
+// checked again here, as the removal checked it before its intent: one
 // with work in it (anything but files that git had begun to delete)
 // stays, and so does the env, as it was. A .git file that is gone or
 // points away is put back first, so that the check reads the worktree's
@@ -313,7 +312,7 @@ func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 		done += ", branch " + in.Branch + " deleted"
 	}
-	if in.Trash != "" {
+	if in.Kept {
 		done += fmt.Sprintf("; its uncommitted work is in the trash: `git apex restore %s` brings it back", env.Identity)
 	}
 	_, err = d.r.Store.Destroy(ctx, env, "removed", "finished by doctor after the removing process was killed")

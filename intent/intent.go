@@ -33,13 +33,12 @@ type Intent struct {
 	// DeleteBranch is set on a removal that deletes the branch (checked
 	// before the intent was written).
 	DeleteBranch bool `json:"delete_branch,omitempty"`
-	// Force is set on a removal that discards uncommitted work; Trash is
-	// the ref of the trash entry it kept that work in before the intent
-	// was written ("": there was none to keep).
-	Force    bool   `json:"force,omitempty"`
-	Trash    string `json:"trash,omitempty"`
-	PID      int    `json:"pid"`
-	PIDStart int64  `json:"pid_start"`
+	// Force is set on a removal that discards uncommitted work; Kept when
+	// it kept some in the trash (before the intent was written).
+	Force    bool  `json:"force,omitempty"`
+	Kept     bool  `json:"kept,omitempty"`
+	PID      int   `json:"pid"`
+	PIDStart int64 `json:"pid_start"`
 
 	file string // where it is written
 }

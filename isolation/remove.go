@@ -198,19 +198,21 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		m.r.Notef("%s: ended %s", identity, hostexec.Describe(users))
 		detail += "; ended " + hostexec.Describe(users)
 	}
-	if removeTree && opts.Force {
-		// Forced, the uncommitted work goes to the trash before the intent
-		// is written: a removal killed after that, which `git apex doctor
-		// --fix` finishes, has kept it already.
-		if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
+	if removeTree {
+		// git worktree remove would check this in a git status of its own,
+		// which no trap.Watch could stop, and refuses any worktree with
+		// submodules: this one counts them. Forced, what it finds goes to the
+		// trash before the intent: a killed removal that doctor finishes kept it.
+		if !opts.Force {
+			if err := dirtyRefusal(); err != nil {
+				return nil, err
+			}
+		} else if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
 			Path: env.Path}, env.Contained(), m.r.Store.Now()); err != nil {
 			return nil, err
 		}
 	}
-	in := &intent.Intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch, Force: opts.Force}
-	if res.Trash != nil {
-		in.Trash = res.Trash.Ref
-	}
+	in := &intent.Intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch, Force: opts.Force, Kept: res.Trash != nil}
 	if env.Live() && (removeTree || deleteBranch) {
 		if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
 			return nil, err
@@ -218,14 +220,6 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		defer in.Done()
 	}
 	if removeTree {
-		// git worktree remove would check this in a git status of its own,
-		// which no trap.Watch could stop, and refuses any worktree with
-		// submodules: this one counts them.
-		if !opts.Force {
-			if err := dirtyRefusal(); err != nil {
-				return nil, err
-			}
-		}
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env); err != nil {
 			return nil, err
 		}
