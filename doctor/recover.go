@@ -290,7 +290,7 @@ func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.
 			return "", false, err
 		}
 		if !changes.OnlyDeleted() {
-			return fmt.Sprintf("it had not passed its check: kept %s as it was, with its %s", env.Identity, changes.Files()), true, nil
+			return fmt.Sprintf("kept %s as it was: it has %s, which doctor never discards", env.Identity, changes.Files()), true, nil
 		}
 	}
 	if env.Contained() {

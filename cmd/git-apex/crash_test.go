@@ -1,17 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 )
 
 // crashPoints is how many moments crash kills a command at, spread
@@ -168,21 +171,29 @@ func cmdCrash(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Logf("%s takes %v whole; %d kills over it, after which doctor cleared %d leftovers", args[0], whole.Round(time.Millisecond), points, fixes)
 }
 
-// crashWaitUnused waits until no process has its working directory in a
-// worktree of the repository at dir but the main checkout: a batch's
-// tasks run in process groups of their own, which a kill of git-apex's
-// group does not reach, and end by themselves.
+// crashWaitUnused waits until no process of this session (a container's
+// are not) has its working directory in a worktree of the repository at
+// dir but the main checkout: a batch's tasks run in process groups of
+// their own, which a kill of git-apex's group does not reach, and end by
+// themselves.
 func crashWaitUnused(ts *testscript.TestScript, dir string) {
+	session, _ := unix.Getsid(0)
 	for range 600 {
-		used := ""
+		used := false
 		procs, _ := os.ReadDir("/proc")
 		for _, p := range procs {
 			cwd, err := os.Readlink(filepath.Join("/proc", p.Name(), "cwd"))
-			if err == nil && cwd != dir && (strings.HasPrefix(cwd, dir+".worktrees/") || strings.HasPrefix(cwd, filepath.Join(dir, ".git")+"/")) {
-				used = p.Name() + " in " + cwd
+			if err != nil || cwd == dir || !strings.HasPrefix(cwd, dir+".worktrees/") && !strings.HasPrefix(cwd, filepath.Join(dir, ".git")+"/") {
+				continue
+			}
+			stat, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "stat"))
+			if _, after, ok := bytes.Cut(stat, []byte(") ")); ok {
+				if fields := strings.Fields(string(after)); len(fields) > 3 && fields[3] == strconv.Itoa(session) {
+					used = true
+				}
 			}
 		}
-		if used == "" {
+		if !used {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
