@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -97,4 +98,29 @@ func TestSignalContext(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("SIGTERM did not end the context")
 	}
+}
+
+// A process that was killed but not yet reaped (a zombie: its parent died
+// with it, or has not waited yet) no longer runs: an intent or a lease it
+// left is recovered now, not once init gets to it.
+func TestZombieIsNotAlive(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid, start := cmd.Process.Pid, startTime(cmd.Process.Pid)
+	if !Alive(pid, start) {
+		t.Fatalf("sleep %d, running, is not alive", pid)
+	}
+	cmd.Process.Kill()
+	for i := 0; Alive(pid, start); i++ { // dead once the kernel has handled the kill
+		if i == 600 {
+			t.Fatalf("sleep %d, killed and not reaped, is alive after a minute", pid)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("sleep %d was reaped before the check (%v): the test proves nothing", pid, err)
+	}
+	cmd.Wait()
 }

@@ -111,8 +111,7 @@ func descends(pid, ancestor int) bool {
 // process's, or a zombie (which holds no directory) its parent has not
 // reaped yet.
 func ended(p Process) bool {
-	fields := stat(p.PID)
-	return len(fields) < 20 || fields[19] != strconv.FormatInt(p.start, 10) || fields[0] == "Z" || fields[0] == "X"
+	return startTime(p.PID) != p.start
 }
 
 // members is Group.Members's pass over /proc: each process's group and

@@ -469,7 +469,7 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 		return &StartResult{Env: env, Adopted: true}, nil
 	}
 	in := &intent.Intent{Op: "start", Identity: env.Identity, Path: t.path, Branch: p.branch,
-		NewBranch: p.branch != "" && !t.branchExists, Start: t.start}
+		NewBranch: p.branch != "" && !t.branchExists, Start: t.start, Base: t.base}
 	if p.mode == policy.Full {
 		if ep, err := m.r.Endpoint(ctx); err == nil { // connected by sandbox.Ready
 			in.Engine = ep.Record()
