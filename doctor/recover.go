@@ -225,7 +225,7 @@ func (d *Doctor) halfMade(ctx context.Context, lk *gitx.Locked, worktrees []gitx
 	if err != nil {
 		return nil // reported by Run
 	}
-	root := pol.EnvRoot(d.r.Git.MainRoot())
+	root := pol.EnvRoot(d.r.Git.MainRoot(), d.r.Git.Name)
 	var found []trash.Entry
 	registered := map[string]bool{}
 	for _, wt := range worktrees[1:] {

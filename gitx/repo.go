@@ -8,8 +8,6 @@ package gitx
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -319,17 +317,6 @@ func (r *Repo) MainRoot() string {
 // ApexDir is git-apex's own directory inside the common git dir.
 func (r *Repo) ApexDir() string {
 	return r.CommonDir + string(os.PathSeparator) + "apex"
-}
-
-// CloneDir is where a clone of url is kept under parent: a directory
-// named by a hash of the URL, ending in .git when the clone is bare.
-func CloneDir(parent, url string, bare bool) string {
-	sum := sha256.Sum256([]byte(url))
-	name := hex.EncodeToString(sum[:8])
-	if bare {
-		name += ".git"
-	}
-	return filepath.Join(parent, name)
 }
 
 // Clone makes a clone of url at dir, bare or with a checkout made with no

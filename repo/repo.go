@@ -8,6 +8,8 @@ package repo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"maps"
@@ -80,7 +82,18 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 // CloneDir is where the batch runner keeps r's cached bare clone of url
 // (a task's `repo =`), each with its own state and pool.
 func CloneDir(r *Repo, url string) string {
-	return gitx.CloneDir(filepath.Join(r.Git.ApexDir(), "repos"), url, true)
+	return ClonePath(filepath.Join(r.Git.ApexDir(), "repos"), url, true)
+}
+
+// ClonePath is where a clone of url is kept under parent: a directory
+// named by a hash of the URL, ending in .git when the clone is bare.
+func ClonePath(parent, url string, bare bool) string {
+	sum := sha256.Sum256([]byte(url))
+	name := hex.EncodeToString(sum[:8])
+	if bare {
+		name += ".git"
+	}
+	return filepath.Join(parent, name)
 }
 
 // OpenClones opens r's cached clones (CloneDir), their warnings and
