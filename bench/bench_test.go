@@ -96,6 +96,11 @@ func TestQuickRows(t *testing.T) {
 	if err != nil || !cfg.quick || fmt.Sprint(cfg.sizes, cfg.hookCounts, cfg.listCounts) != "[1000 10000] [100] [100]" {
 		t.Fatalf("quick config %+v, %v", cfg, err)
 	}
+	t.Setenv("BENCH_SIZES", "1k")
+	if one, err := configFromEnv(cfg.apex); err != nil || fmt.Sprint(one.sizes) != "[1000]" {
+		t.Fatalf("quick config with BENCH_SIZES=1k: sizes %v, %v", one.sizes, err)
+	}
+	t.Setenv("BENCH_SIZES", "")
 	if out, err := exec.Command("go", "build", "-o", cfg.apex, "../cmd/git-apex").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

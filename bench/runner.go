@@ -184,7 +184,7 @@ func (b *bench) close() error {
 
 // rows measures the operations for this size. A quick run measures
 // start, --version, path and the hook and list with 100 envs at the first
-// size and the pooled start at the second. Otherwise start, the pooled
+// size and the pooled start at the others. Otherwise start, the pooled
 // start and the hook (first count) run at every size, the merge with hooks
 // at cfg.mergeFrom files or more, the batch at batchSize, and the rest
 // (the other counts, remove, list, gc, full mode, the API, the floor) at
