@@ -297,7 +297,7 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) Result {
 		if r.fleet != nil {
 			if on = r.fleet.take(ctx, first); on == nil {
 				if ctx.Err() != nil {
-					return r.skip(res)
+					return r.unstarted(res, first != nil)
 				}
 				return r.fail(res, Error, errors.New("no engine of the batch answers any more"))
 			}
@@ -306,7 +306,7 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) Result {
 		pl, err := r.placeFor(ctx, t, mode, on)
 		if err != nil && ctx.Err() != nil {
 			r.give(on)
-			return r.skip(res)
+			return r.unstarted(res, first != nil)
 		}
 		if err != nil && r.retry(ctx, t.ID, on, &first, log, "", "could not make the task's container", false) {
 			continue
@@ -615,6 +615,18 @@ func (r *runner) closeRepos() {
 func (r *runner) fail(res Result, status string, err error) Result {
 	res.Status, res.ExitCode, res.Error = status, -1, err.Error()
 	return r.stamp(res)
+}
+
+// unstarted is the result of a task the interrupt caught before its
+// command started: skipped, its empty log removed; or interrupted, when
+// it ran on an engine before and was to run again on another.
+func (r *runner) unstarted(res Result, ranBefore bool) Result {
+	if ranBefore {
+		res.Status, res.ExitCode = Interrupted, -1
+		return r.stamp(res)
+	}
+	os.Remove(res.Log)
+	return r.skip(res)
 }
 
 // skip makes res a skipped task's result: its command never ran.
