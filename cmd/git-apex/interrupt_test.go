@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,7 +41,8 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	cmd := exec.Command(args[4], args[5:]...)
 	cmd.Dir, cmd.Env = ts.MkAbs("."), append(scriptEnv(ts), "WORK="+ts.Getenv("WORK"))
-	cmd.Stdout, cmd.Stderr = ts.Stdout(), ts.Stderr()
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	ts.Check(cmd.Start())
 	group := cmd.Process.Pid
@@ -50,7 +52,7 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 	giveUp := func(why string) {
 		syscall.Kill(-group, syscall.SIGKILL)
 		<-done
-		ts.Fatalf("interrupt: %s", why)
+		ts.Fatalf("interrupt: %s\nstdout:\n%s\nstderr:\n%s", why, stdout.String(), stderr.String())
 	}
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if matches, _ := filepath.Glob(ts.MkAbs(args[2])); len(matches) >= n {
@@ -72,6 +74,8 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 	case <-time.After(2 * time.Minute):
 		giveUp("the command did not end within 2 minutes of the signal")
 	}
+	io.WriteString(ts.Stdout(), stdout.String())
+	io.WriteString(ts.Stderr(), stderr.String())
 	status := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	got := status.ExitStatus()
 	if status.Signaled() {
