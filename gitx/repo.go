@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,7 +85,10 @@ var locationVars = map[string]bool{
 // runs `git apex`: its location variables (a hook's repository),
 // GIT_EXEC_PATH, and the exec path it puts at the front of PATH. It is
 // the environment of everything git-apex runs on the host, so a command
-// in an env sees the user's environment, not git's internals.
+// in an env sees the user's environment, not git's internals. It is
+// shared, and clipped so that an append to it (a command's own
+// variables) copies it: batch tasks running at once each append their
+// APEX_ID, and once wrote it over one another's (and over gitEnv's).
 var CleanEnv = sync.OnceValue(func() []string {
 	var env []string
 	execPath := os.Getenv("GIT_EXEC_PATH")
@@ -100,7 +104,7 @@ var CleanEnv = sync.OnceValue(func() []string {
 		}
 		env = append(env, kv)
 	}
-	return env
+	return slices.Clip(env)
 })
 
 // gitEnv is the environment every git command after Open runs with.

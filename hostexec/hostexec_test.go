@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,6 +84,39 @@ func TestStopThenKill(t *testing.T) {
 		Stop: syscall.SIGINT, Grace: 200 * time.Millisecond})
 	if !errors.Is(err, context.Canceled) || code != 128+int(syscall.SIGKILL) {
 		t.Fatalf("Run = %d, %v; want 137 and Canceled", code, err)
+	}
+}
+
+// TestStopEndsTheWholeGroup: the command ends at TERM, but a process it
+// started traps TERM; it is killed with the group after the grace, not
+// left running once the command is gone.
+func TestStopEndsTheWholeGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for i := 0; i < 3000; i++ {
+			if data, err := os.ReadFile(pidFile); err == nil && len(data) > 0 && data[len(data)-1] == '\n' {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	code, err := Run(ctx, Command{
+		Argv:  []string{"sh", "-c", "sh -c 'trap \"\" TERM; while :; do sleep 1; done' & echo $! > " + pidFile + "; wait"},
+		Grace: 300 * time.Millisecond,
+	})
+	if !errors.Is(err, context.Canceled) || code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("Run = %d, %v; want 143 and Canceled", code, err)
+	}
+	data, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	for i := 0; i < 3000 && running(pid); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if running(pid) {
+		t.Errorf("process %d of the command's group, which traps TERM, outlived the stop", pid)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // users is Users's one pass over /proc: for each process, the links of
@@ -139,4 +140,27 @@ func members(g Group) []Process {
 		found = append(found, Process{PID: pid, Command: strings.TrimSpace(string(comm)), start: start})
 	}
 	return found
+}
+
+// groupRuns reports whether a process of the process group pgid still
+// runs: a zombie (which PID 1 may take its time to reap) does not count.
+func groupRuns(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	group := strconv.Itoa(pgid)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if fields := stat(pid); len(fields) > 2 && fields[2] == group && fields[0] != "Z" && fields[0] != "X" {
+			return true
+		}
+	}
+	return false
 }

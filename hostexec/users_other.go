@@ -2,6 +2,8 @@
 
 package hostexec
 
+import "syscall"
+
 // users finds nothing: this system has no /proc to read a process's
 // directories and open files from, and git-apex does not look for them
 // another way (the README says so).
@@ -18,3 +20,7 @@ func members(g Group) []Process {
 	}
 	return []Process{{PID: g.ID, start: g.Start}}
 }
+
+// groupRuns reports whether a process of the process group pgid still
+// exists.
+func groupRuns(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
