@@ -67,9 +67,7 @@ func (p *Pool) makeContainer(ctx context.Context, worktree, box, commit string, 
 // repository's own) and its sandbox. With keep (a failed task's slot
 // kept as an env), what the task made (its commits, and in copy mode its
 // files) comes back to the slot first. Set-id bits the task put on files
-// are cleared (disarm.Tree): git's reset of the slot keeps them; on a
-// rootless engine, what it gave to another of the engine's users is
-// given back to the user first (sandbox.Sandbox.Disarm).
+// are cleared (disarm.Tree): git's reset of the slot keeps them.
 func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id policy.Identity, keep bool, engine *sandbox.Engine) error {
 	s := sandbox.For(p.r, l.box, l.Path(), "").On(engine)
 	on, err := sandbox.EngineOf(ctx, p.r, engine)
@@ -81,12 +79,9 @@ func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id polic
 			p.r.Warnf("%s: %v", id, err)
 		}
 	}
-	if !s.Copied() && on.Endpoint.Rootless() { // what it gave to another of the engine's users comes back first
-		_, err = s.Disarm(ctx, ctr, !keep)
-	}
-	err = errors.Join(err, on.Runtime.Remove(ctx, ctr))
+	err = on.Runtime.Remove(ctx, ctr)
 	if !s.Copied() { // the slot is reset next, or kept: git's reset leaves a set-id bit
-		_, derr := disarm.Tree(l.Path(), !keep) // a slot to reset: the directories it closed are opened, for git clean
+		_, derr := disarm.Tree(l.Path(), false)
 		err = errors.Join(err, derr)
 	}
 	err = errors.Join(err, os.RemoveAll(s.Dir()))

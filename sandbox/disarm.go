@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -20,47 +19,34 @@ import (
 	"github.com/git-apex/git-apex/state"
 )
 
-// DisarmEnv is Disarm for a full env's worktree, with what it cleared
-// said as a warning (a set-id file is the container's doing), and what
-// it could not.
+// DisarmEnv is disarm.Tree for a full env's worktree, with what it
+// cleared said as a warning: a set-id file is the container's doing. On
+// a rootless engine, what the container left owned by another of its
+// users is given back to the user first (reclaim), so that its set-id
+// bits can be cleared and a removal can delete it.
 func DisarmEnv(ctx context.Context, r *repo.Repo, env *state.Env, open bool) (disarm.Result, error) {
 	if !env.Contained() || !env.Live() {
 		return disarm.Result{}, nil
 	}
-	s := OfEnv(r, env)
-	if s.Copied() {
+	if OfEnv(r, env).Copied() {
 		return disarm.Result{}, nil
 	}
-	d, err := s.Disarm(ctx, env.Container, open)
+	d, err := disarm.Tree(env.Path, open)
+	if err == nil && len(d.Others) > 0 {
+		if done, rerr := reclaim(ctx, r, env, d.Others); rerr != nil {
+			r.Warnf("%s: cannot give back what its container left owned by another user: %v", env.Identity, rerr)
+		} else if done {
+			stuck := d.Stuck // chown cleared their bits
+			d, err = disarm.Tree(env.Path, open)
+			d.Cleared = append(d.Cleared, stuck...)
+		}
+	}
 	if len(d.Cleared) > 0 {
 		r.Warnf("%s: cleared the set-user-id and set-group-id bits its container put on %s", env.Identity, quoted(d.Cleared))
 	}
 	if len(d.Stuck) > 0 {
 		r.Warnf("%s: cannot clear the set-user-id and set-group-id bits its container put on %s: another user owns them", env.Identity, quoted(d.Stuck))
 	}
-	return d, err
-}
-
-// Disarm is disarm.Tree for the sandbox's worktree, which its container
-// ctr has mounted. On a rootless engine, what the container left owned
-// by another of its users is given back to the user first (reclaim), so
-// that its set-id bits are cleared and a removal can delete it.
-func (s *Sandbox) Disarm(ctx context.Context, ctr string, open bool) (disarm.Result, error) {
-	d, err := disarm.Tree(s.worktree, open)
-	if err != nil || len(d.Others) == 0 {
-		return d, err
-	}
-	done, err := s.reclaim(ctx, ctr, d.Others)
-	if err != nil {
-		s.r.Warnf("%s: cannot give back what its container left owned by another user: %v", s.identity, err)
-		return d, nil
-	}
-	if !done {
-		return d, nil
-	}
-	stuck := d.Stuck // chown cleared their bits
-	d, err = disarm.Tree(s.worktree, open)
-	d.Cleared = append(d.Cleared, stuck...)
 	return d, err
 }
 
@@ -74,35 +60,36 @@ func quoted(paths []string) string {
 	return strings.Join(names, ", ")
 }
 
-// reclaim gives paths (relative to the sandbox's worktree) back to the
-// user when its container ctr runs on a rootless engine: there another
+// reclaim gives paths (relative to the env's worktree) back to the user
+// when the env's container runs on a rootless engine: there another
 // container user is one of the user's subordinate ids, whose files the
 // user can neither change nor delete, and the container's root is the
 // user, so `chown -R -h 0:0` run there as root makes them the user's
 // (and clears their set-id bits). It says whether it did; on another
 // engine it does nothing. The command is the container's, so it is
 // bounded like every read from it.
-func (s *Sandbox) reclaim(ctx context.Context, ctr string, paths []string) (bool, error) {
+func reclaim(ctx context.Context, r *repo.Repo, env *state.Env, paths []string) (bool, error) {
+	s := OfEnv(r, env)
 	eng, err := s.on(ctx)
 	if err != nil || !eng.Endpoint.Rootless() {
 		return false, err
 	}
-	rt, err := s.running(ctx, ctr)
+	rt, err := s.running(ctx, env.Container)
 	if err != nil {
 		return false, err
 	}
 	argv := []string{"chown", "-R", "-h", "0:0", "--"}
 	for _, p := range paths {
-		argv = append(argv, filepath.Join(s.worktree, p))
+		argv = append(argv, filepath.Join(env.Path, p))
 	}
-	c := policyOf(s.r).Container
+	c := policyOf(r).Container
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
 	defer cancel()
-	var stderr bytes.Buffer
-	code, err := rt.Exec(rctx, ctr, container.ExecSpec{Cmd: argv, WorkDir: s.worktree, User: "0:0",
-		Stdout: io.Discard, Stderr: container.Limit(&stderr, 4096, "")})
+	var out bytes.Buffer
+	code, err := rt.Exec(rctx, env.Container, container.ExecSpec{Cmd: argv, WorkDir: env.Path, User: "0:0",
+		Stdout: container.Limit(&out, 4096, ""), Stderr: container.Limit(&out, 4096, "")})
 	if err == nil && code != 0 {
-		err = fmt.Errorf("chown there: exit status %d: %s", code, strings.TrimSpace(stderr.String()))
+		err = fmt.Errorf("chown there: exit status %d: %s", code, strings.TrimSpace(out.String()))
 	}
 	if err != nil {
 		return false, readError(ctx, rctx, c, err)
