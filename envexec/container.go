@@ -40,7 +40,7 @@ func InContainer(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.
 		r.Warnf("%s: %v", env.Identity, err)
 	}
 	code, err := rt.Exec(ctx, id, spec)
-	if d, derr := sandbox.DisarmEnv(r, env, false); derr != nil {
+	if d, derr := sandbox.DisarmEnv(ctx, r, env, false); derr != nil {
 		r.Warnf("%s: cannot check its worktree for set-id files: %v", env.Identity, derr)
 	} else if s := sandbox.OfEnv(r, env); !s.Copied() { // a copied env's exchange checks its files
 		planted.AfterExec(ctx, r, env, s.Dir(), d.GitDirs)

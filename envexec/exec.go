@@ -51,7 +51,7 @@ type Request struct {
 // the container's private git directory first, and the commits the
 // command made come back to the env's branch after it, even when it was
 // interrupted (see sandbox.Sandbox.BringBack); set-id bits the container
-// put on files are cleared (sandbox.Disarm).
+// put on files are cleared (disarm.Tree).
 func Exec(ctx context.Context, rp *repo.Repo, r Request) (int, error) {
 	env, _, err := rp.Resolve(ctx, r.Identity)
 	if err != nil {

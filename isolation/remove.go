@@ -144,7 +144,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 				}
 			}
 		}
-		if err := sandbox.DisarmForRemoval(m.r, env, opts.Force); err != nil {
+		if err := sandbox.DisarmForRemoval(ctx, m.r, env, opts.Force); err != nil {
 			return nil, err
 		}
 	}

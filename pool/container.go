@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 
+	"github.com/git-apex/git-apex/disarm"
+
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
@@ -65,7 +67,7 @@ func (p *Pool) makeContainer(ctx context.Context, worktree, box, commit string, 
 // repository's own) and its sandbox. With keep (a failed task's slot
 // kept as an env), what the task made (its commits, and in copy mode its
 // files) comes back to the slot first. Set-id bits the task put on files
-// are cleared (sandbox.Disarm): git's reset of the slot keeps them.
+// are cleared (disarm.Tree): git's reset of the slot keeps them.
 func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id policy.Identity, keep bool, engine *sandbox.Engine) error {
 	s := sandbox.For(p.r, l.box, l.Path(), "").On(engine)
 	on, err := sandbox.EngineOf(ctx, p.r, engine)
@@ -79,7 +81,7 @@ func (p *Pool) DropContainer(ctx context.Context, l *Lease, ctr string, id polic
 	}
 	err = on.Runtime.Remove(ctx, ctr)
 	if !s.Copied() { // the slot is reset next, or kept: git's reset leaves a set-id bit
-		_, derr := sandbox.Disarm(l.Path(), false)
+		_, derr := disarm.Tree(l.Path(), false)
 		err = errors.Join(err, derr)
 	}
 	err = errors.Join(err, os.RemoveAll(s.Dir()))

@@ -59,14 +59,15 @@ func (e *testEngine) docker(args ...string) *exec.Cmd {
 }
 
 // waitAnswering waits up to 30 s for the engine, the daemon what, to
-// answer; else the script fails with the daemon's log.
-func (e *testEngine) waitAnswering(ts *testscript.TestScript, what, log string) {
+// answer; else it returns an error with the daemon's log.
+func (e *testEngine) waitAnswering(what, log string) error {
 	for deadline := time.Now().Add(30 * time.Second); e.docker("version").Run() != nil; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			out, _ := os.ReadFile(log)
-			ts.Fatalf("%s at %s does not answer; its log:\n%s", what, e.host, out)
+			return fmt.Errorf("%s at %s does not answer; its log:\n%s", what, e.host, out)
 		}
 	}
+	return nil
 }
 
 // removeContainers removes the containers git-apex made for repositories
@@ -93,7 +94,9 @@ func (e *testEngine) removeContainers(dir string) {
 // mounts can be made), [sshd] (an sshd the script can start),
 // [dockerd] (a private dockerd the script can start), [rootless] (a
 // rootless podman the script can start: cmdRootless), [root] (the
-// test runs as root, and may give files to other users) and [asuser]
+// test runs as root, and may give files to other users), [ownengine]
+// (the engine is a rootless one this test's user runs, as
+// TestScriptsOnRootlessPodman gives it) and [asuser]
 // (git-apex can be run as uid 2345 against the engine: canRunAsUser).
 func (e *testEngine) condition(cond string) (bool, error) {
 	switch cond {
@@ -111,10 +114,23 @@ func (e *testEngine) condition(cond string) (bool, error) {
 		return haveRootless(), nil
 	case "root":
 		return os.Getuid() == 0, nil
+	case "ownengine":
+		return e.ready() && e.ownedByMe(), nil
 	case "asuser":
 		return e.ready() && canRunAsUser(e.host), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+// ownedByMe says whether the engine is a unix socket of this process's
+// user, not root: a rootless engine this user runs.
+func (e *testEngine) ownedByMe() bool {
+	path, ok := strings.CutPrefix(e.host, "unix://")
+	if !ok || os.Getuid() == 0 {
+		return false
+	}
+	info, err := os.Stat(path)
+	return err == nil && info.Sys().(*syscall.Stat_t).Uid == uint32(os.Getuid())
 }
 
 // sshdProgram is where Debian's openssh-server puts the daemon.
@@ -340,7 +356,7 @@ func cmdDockerd(ts *testscript.TestScript, neg bool, args []string) {
 		os.RemoveAll(dir)
 	})
 	waitListening(ts, "127.0.0.1:"+port, log.Name())
-	engine.waitAnswering(ts, "dockerd", log.Name())
+	ts.Check(engine.waitAnswering("dockerd", log.Name()))
 	save := engineAt(ts.Getenv("DOCKER_HOST")).docker("save", testImage)
 	load := engine.docker("load", "-q")
 	pipe, err := save.StdoutPipe()

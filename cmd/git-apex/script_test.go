@@ -70,12 +70,19 @@ func TestScriptsOnPodman(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, file := range all {
-		if data, err := os.ReadFile(file); err == nil && strings.Contains(string(data), "[!docker]") {
+		if usesEngine(file) {
 			params.Files = append(params.Files, file)
 		}
 	}
 	params.Dir = ""
 	testscript.Run(t, params)
+}
+
+// usesEngine says whether the scenario in file uses a container engine
+// (it has a [docker] condition).
+func usesEngine(file string) bool {
+	data, err := os.ReadFile(file)
+	return err == nil && strings.Contains(string(data), "[!docker]")
 }
 
 // scriptParams runs the scenarios with engine as their container engine.
@@ -107,9 +114,18 @@ func scriptParams(engine *testEngine) testscript.Params {
 	}
 }
 
+// engineDirVar names a directory that holds the engine already built
+// (TestScriptsOnRootlessPodman's run as another user, who has no Go
+// build cache of its own, is given one).
+const engineDirVar = "APEX_TEST_ENGINE_DIR"
+
 // buildEngine builds the engine (git-apex-engine, for serve and mcp)
-// once, into a directory the scripts find it in on PATH.
+// once, into a directory the scripts find it in on PATH; or, when
+// engineDirVar names one, it is that directory.
 var buildEngine = sync.OnceValues(func() (string, error) {
+	if dir := os.Getenv(engineDirVar); dir != "" {
+		return dir, nil
+	}
 	dir, err := os.MkdirTemp("", "apex-engine-")
 	if err != nil {
 		return "", err

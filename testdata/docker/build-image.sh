@@ -5,6 +5,7 @@
 set -eu
 tag=${1:-apex-test:latest}
 root=$(mktemp -d)
+chmod 755 "$root" # mktemp made it 0700, which rootless podman keeps as the image's /
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root/bin" "$root/usr/bin" "$root/tmp" "$root/etc" "$root/root"
 chmod 1777 "$root/tmp"

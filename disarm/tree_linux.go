@@ -1,4 +1,4 @@
-package sandbox
+package disarm
 
 import (
 	"io"
@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/git-apex/git-apex/planted"
 	"golang.org/x/sys/unix"
+
+	"github.com/git-apex/git-apex/planted"
 )
 
 // disarm walks dir by handles (each entry looked at beneath its own
@@ -15,25 +16,26 @@ import (
 // directory for a link while the walk runs changes nothing outside),
 // clearing set-id bits and, with open, opening the user's closed
 // directories.
-func disarm(dir string, open bool) (Disarmed, error) {
+func disarm(dir string, open bool) (Result, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return Disarmed{}, err
+		return Result{}, err
 	}
 	w := disarmer{open: open, uid: uint32(os.Getuid())}
-	w.walk(fd, "")
+	w.walk(fd, "", false)
 	return w.d, nil
 }
 
 type disarmer struct {
-	d    Disarmed
+	d    Result
 	open bool
 	uid  uint32
 }
 
 // walk disarms the directory open at fd (rel to the worktree), and
-// closes fd.
-func (w *disarmer) walk(fd int, rel string) {
+// closes fd; owned says that a directory above, another user's, is
+// noted in Others already.
+func (w *disarmer) walk(fd int, rel string, owned bool) {
 	f := os.NewFile(uintptr(fd), rel)
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
@@ -53,13 +55,22 @@ func (w *disarmer) walk(fd int, rel string) {
 		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 			continue
 		}
+		other := w.uid != 0 && st.Uid != w.uid
+		if other && !owned {
+			w.d.Others = append(w.d.Others, path)
+		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
-			if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 && w.chmod(fd, name, unix.S_IFREG, func(m uint32) uint32 { return m &^ (unix.S_ISUID | unix.S_ISGID) }) {
+			if st.Mode&(unix.S_ISUID|unix.S_ISGID) == 0 {
+				break
+			}
+			if w.chmod(fd, name, unix.S_IFREG, func(m uint32) uint32 { return m &^ (unix.S_ISUID | unix.S_ISGID) }) {
 				w.d.Cleared = append(w.d.Cleared, path)
+			} else {
+				w.d.Stuck = append(w.d.Stuck, path)
 			}
 		case unix.S_IFDIR:
-			if w.uid != 0 && st.Uid != w.uid && !emptiable(fd, name) {
+			if other && !emptiable(fd, name) {
 				w.d.Foreign = append(w.d.Foreign, path)
 				continue
 			}
@@ -71,7 +82,7 @@ func (w *disarmer) walk(fd int, rel string) {
 				w.d.Closed = append(w.d.Closed, path)
 				continue
 			}
-			w.walk(sub, path)
+			w.walk(sub, path, owned || other)
 		}
 	}
 }

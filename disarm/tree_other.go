@@ -1,11 +1,12 @@
 //go:build !linux
 
-package sandbox
+package disarm
 
 import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/git-apex/git-apex/planted"
@@ -15,8 +16,8 @@ import (
 // container that swaps a directory for a link during the walk could
 // redirect a chmod), clearing set-id bits and, with open, opening the
 // user's closed directories.
-func disarm(dir string, open bool) (Disarmed, error) {
-	var d Disarmed
+func disarm(dir string, open bool) (Result, error) {
+	var d Result
 	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		rel, _ := filepath.Rel(dir, path)
 		if err != nil {
@@ -30,7 +31,12 @@ func disarm(dir string, open bool) (Disarmed, error) {
 		if rel != "." && (e.Name() == ".git" && rel != ".git" || e.IsDir() && e.Name() != ".git" && planted.IsGitDir(path)) {
 			d.GitDirs = append(d.GitDirs, filepath.ToSlash(rel))
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && info.IsDir() && os.Getuid() != 0 && int(st.Uid) != os.Getuid() && syscall.Access(path, 0o3) != nil {
+		st, ok := info.Sys().(*syscall.Stat_t)
+		other := ok && os.Getuid() != 0 && int(st.Uid) != os.Getuid()
+		if other && (len(d.Others) == 0 || !strings.HasPrefix(rel, d.Others[len(d.Others)-1]+string(filepath.Separator))) {
+			d.Others = append(d.Others, rel)
+		}
+		if other && info.IsDir() && syscall.Access(path, 0o3) != nil {
 			d.Foreign = append(d.Foreign, rel)
 			return fs.SkipDir
 		}
@@ -38,6 +44,8 @@ func disarm(dir string, open bool) (Disarmed, error) {
 		case m.IsRegular() && m&(fs.ModeSetuid|fs.ModeSetgid) != 0:
 			if os.Chmod(path, m&^(fs.ModeSetuid|fs.ModeSetgid)) == nil {
 				d.Cleared = append(d.Cleared, rel)
+			} else {
+				d.Stuck = append(d.Stuck, rel)
 			}
 		case m.IsDir() && open && rel != "." && m.Perm()&0o700 != 0o700:
 			if os.Chmod(path, m|0o700) == nil {

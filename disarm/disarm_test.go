@@ -1,4 +1,4 @@
-package sandbox
+package disarm
 
 import (
 	"encoding/json"
@@ -61,9 +61,11 @@ func TestDisarm(t *testing.T) {
 	}
 }
 
-// TestDisarmAsAnotherUser: run as an unprivileged user (uid 2345), Disarm
-// opens that user's closed directories and names another user's that
-// that user cannot empty (not an empty one, nor one open to all). It
+// TestDisarmAsAnotherUser: run as an unprivileged user (uid 2345), Tree
+// opens that user's closed directories, names another user's that that
+// user cannot empty (not an empty one, nor one open to all), what
+// another user owns (the top of it), and the set-id files of another
+// user's it cannot clear. It
 // needs root, to make them.
 func TestDisarmAsAnotherUser(t *testing.T) {
 	if os.Getuid() != 0 {
@@ -78,7 +80,7 @@ func TestDisarmAsAnotherUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	self := filepath.Join(base, "sandbox.test")
+	self := filepath.Join(base, "disarm.test")
 	wt := filepath.Join(base, "wt")
 	for _, step := range []error{
 		os.Chmod(base, 0o755),
@@ -97,6 +99,8 @@ func TestDisarmAsAnotherUser(t *testing.T) {
 			return os.Lchown(p, 2345, 2345)
 		}),
 		os.Chmod(filepath.Join(wt, "p"), 0o755|os.ModeSetuid),
+		os.WriteFile(filepath.Join(wt, "roots-p"), nil, 0o755),
+		os.Chmod(filepath.Join(wt, "roots-p"), 0o755|os.ModeSetuid),
 		os.Chmod(filepath.Join(wt, "mine", "sub"), 0),
 		os.Chmod(filepath.Join(wt, "mine"), 0),
 	} {
@@ -111,14 +115,16 @@ func TestDisarmAsAnotherUser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	var d Disarmed
+	var d Result
 	line, _, _ := strings.Cut(string(out), "\n")
 	if err := json.Unmarshal([]byte(line), &d); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	slices.Sort(d.Opened)
+	slices.Sort(d.Others)
 	if !slices.Equal(d.Cleared, []string{"p"}) || !slices.Equal(d.Opened, []string{"mine", "mine/sub"}) ||
-		!slices.Equal(d.Foreign, []string{"roots"}) || len(d.Closed) != 0 {
+		!slices.Equal(d.Foreign, []string{"roots"}) || len(d.Closed) != 0 ||
+		!slices.Equal(d.Others, []string{"roots", "roots-empty", "roots-open", "roots-p"}) || !slices.Equal(d.Stuck, []string{"roots-p"}) {
 		t.Errorf("as uid 2345: %+v", d)
 	}
 }
@@ -156,7 +162,7 @@ func TestDisarmNotesGitDirs(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "nd", ".git"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Disarm(dir, false)
+	d, err := Tree(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
