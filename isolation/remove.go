@@ -71,7 +71,7 @@ func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOption
 }
 
 // RemoveLocked is Remove for an env already found, under the lock.
-func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.Env, opts RemoveOptions) (*RemoveResult, error) {
+func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.Env, opts RemoveOptions) (_ *RemoveResult, retErr error) {
 	identity := env.Identity
 	worktrees := opts.Worktrees
 	if worktrees == nil {
@@ -144,7 +144,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 				}
 			}
 		}
-		if err := sandbox.DisarmForRemoval(m.r, env, opts.Force); err != nil {
+		if err := sandbox.CheckRemovable(m.r, env); err != nil {
 			return nil, err
 		}
 	}
@@ -199,27 +199,41 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		detail += "; ended " + hostexec.Describe(users)
 	}
 	in := &intent.Intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch, Force: opts.Force}
+	begun := false // once the worktree's removal has begun, the intent stays on failure: doctor --fix finishes it
 	if env.Live() && (removeTree || deleteBranch) {
 		if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
 			return nil, err
 		}
-		defer in.Done()
+		defer func() {
+			if !begun || retErr == nil {
+				in.Done()
+			}
+		}()
 	}
 	if removeTree {
 		// git worktree remove would check this in a git status of its own,
 		// which no trap.Watch could stop, and refuses any worktree with
 		// submodules: this one counts them. Forced, what it finds is kept
-		// in the trash before it goes.
+		// in the trash before it goes, once a full env's container is
+		// stopped and its worktree disarmed: nothing races what is read
+		// and deleted from here on.
 		if !opts.Force {
 			if err := dirtyRefusal(); err != nil {
 				return nil, err
 			}
-		} else if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
-			Path: env.Path}, env.Contained(), m.r.Store.Now()); err != nil {
+		}
+		if err := sandbox.DisarmForRemoval(ctx, m.r, env, opts.Force); err != nil {
 			return nil, err
 		}
+		if opts.Force {
+			if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
+				Path: env.Path}, env.Contained(), m.r.Store.Now()); err != nil {
+				return nil, err
+			}
+		}
+		begun = true
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("cannot remove %s: %w; `git apex doctor --fix` finishes the removal", identity, err)
 		}
 	}
 	if deleteBranch {
