@@ -71,7 +71,7 @@ func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOption
 }
 
 // RemoveLocked is Remove for an env already found, under the lock.
-func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.Env, opts RemoveOptions) (_ *RemoveResult, retErr error) {
+func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.Env, opts RemoveOptions) (*RemoveResult, error) {
 	identity := env.Identity
 	worktrees := opts.Worktrees
 	if worktrees == nil {
@@ -154,7 +154,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			return nil, refuse("branch %s is checked out in %s; switch that checkout away first", env.Branch, holder.Path)
 		}
 		if !opts.Force && !opts.BranchMerged {
-			if err := checkBranchHeld(ctx, lk, env); err != nil {
+			if err := gitx.BranchHeld(ctx, lk.Repo, env.Branch, env.Base); err != nil {
 				return nil, refuse("%v; merge or push it first, or run `git apex remove --force --delete-branch %s`", err, identity)
 			}
 		}
@@ -199,24 +199,18 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		detail += "; ended " + hostexec.Describe(users)
 	}
 	in := &intent.Intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch, Force: opts.Force}
-	begun := false // once the worktree's removal has begun, the intent stays on failure: doctor --fix finishes it
 	if env.Live() && (removeTree || deleteBranch) {
 		if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
 			return nil, err
 		}
-		defer func() {
-			if !begun || retErr == nil {
-				in.Done()
-			}
-		}()
+		defer in.Done()
 	}
 	if removeTree {
 		// git worktree remove would check this in a git status of its own,
 		// which no trap.Watch could stop, and refuses any worktree with
 		// submodules: this one counts them. Forced, what it finds is kept
 		// in the trash before it goes, once a full env's container is
-		// stopped and its worktree disarmed: nothing races what is read
-		// and deleted from here on.
+		// stopped (not before the check: a refusal leaves it running).
 		if !opts.Force {
 			if err := dirtyRefusal(); err != nil {
 				return nil, err
@@ -231,9 +225,8 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 				return nil, err
 			}
 		}
-		begun = true
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env); err != nil {
-			return nil, fmt.Errorf("cannot remove %s: %w; `git apex doctor --fix` finishes the removal", identity, err)
+			return nil, in.Failed(fmt.Errorf("cannot remove %s: %w", identity, err))
 		}
 	}
 	if deleteBranch {
@@ -255,20 +248,4 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	return res, nil
-}
-
-// checkBranchHeld fails when the env's branch has commits that neither
-// its base, any other branch, nor a remote holds.
-func checkBranchHeld(ctx context.Context, lk *gitx.Locked, env *state.Env) error {
-	n, err := lk.Unheld(ctx, "refs/heads/"+env.Branch, env.Branch)
-	if err != nil {
-		if refs, rerr := lk.Refs(ctx, "refs/heads/"+env.Branch); rerr == nil && len(refs) == 0 {
-			return nil // the branch is already gone
-		}
-		return err
-	}
-	if n > 0 {
-		return fmt.Errorf("branch %s has %s not in %s, any other branch or a remote", env.Branch, words.Count(n, "commit"), env.Base)
-	}
-	return nil
 }
