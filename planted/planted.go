@@ -27,7 +27,9 @@ import (
 // directory: tracked, ignored or untracked. git-apex never runs git
 // inside them; exec (and shell) warn of them after each command, list
 // warns from that check's record and from its git status, and doctor
-// walks the whole worktree for them.
+// walks the whole worktree for them; doctor --fix removes them (Remove),
+// following no link. No warning prints a command that deletes them: the
+// container can swap a directory above one for a link before it runs.
 
 // Untracked returns which of the untracked paths git status named in the
 // worktree (slash-separated, "dir/" for a directory) is, or is in, a
