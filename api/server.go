@@ -156,7 +156,7 @@ func (s *server) clone(ctx context.Context, url string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := gitx.CloneDir(filepath.Join(home.ApexDir(), "clones"), url, false)
+	dir := repo.ClonePath(filepath.Join(home.ApexDir(), "clones"), url, false)
 	if err := gitx.Clone(ctx, url, dir, false); err != nil {
 		return "", fmt.Errorf("cannot clone %s: %w", url, err)
 	}

@@ -44,18 +44,36 @@ type Options struct {
 	Engines []string
 }
 
-// Result is the JSON line of one finished task.
+// The statuses of a Result: what became of the task.
+const (
+	Passed      = "passed"
+	Failed      = "failed"      // its command exited non-zero
+	Timeout     = "timeout"     // stopped at its timeout
+	Error       = "error"       // its setup failed, or it could not start
+	Interrupted = "interrupted" // it was running when the batch was interrupted
+	Skipped     = "skipped"     // the batch was interrupted before it started
+)
+
+// Result is the JSON line of one task: every task of the file gets one,
+// as it finishes, or, once the batch is interrupted, as interrupted or
+// skipped.
 type Result struct {
 	ID         string    `json:"id"`
-	Status     string    `json:"status"` // passed, failed, timeout or error
+	Status     string    `json:"status"` // one of the statuses above
 	ExitCode   int       `json:"exit_code"`
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
 	DurationMs int64     `json:"duration_ms"`
-	Slot       string    `json:"slot"`
-	Log        string    `json:"log"`
-	EnvPath    string    `json:"env_path,omitempty"` // a failed task's env, kept with KeepFailed
-	Error      string    `json:"error,omitempty"`
+	// AcquireMs is how long getting the task's slot at its commit took
+	// (waiting for a free one included); ResetMs how long putting it back
+	// clean at its pool commit took. 0 where there was none: a skipped
+	// task, a kept one, the main checkout of a shared batch (acquire).
+	AcquireMs int64  `json:"acquire_ms"`
+	ResetMs   int64  `json:"reset_ms"`
+	Slot      string `json:"slot"`
+	Log       string `json:"log"`                // "" for a skipped task: it wrote none
+	EnvPath   string `json:"env_path,omitempty"` // a failed task's env, kept with KeepFailed
+	Error     string `json:"error,omitempty"`
 	// With engines: the one that ran the task, and the one it ran on
 	// first when that stopped answering.
 	Engine      string `json:"engine,omitempty"`
@@ -77,12 +95,14 @@ type runner struct {
 	repos    map[string]*repo.Repo // other repositories' cached clones
 	results  []Result
 	running  int
-	failed   int
+	statuses map[string]int // how many results have each status
 	resultsW error
 }
 
-// Run runs the tasks, opts.Parallelism at a time. It returns the results
-// of the tasks that finished; ctx's end stops the running ones.
+// Run runs the tasks, opts.Parallelism at a time, and returns one result
+// for each. ctx's end stops the running ones (interrupted: their process
+// groups get TERM, then KILL after the grace, and their slots are reset)
+// and starts no more (skipped); Run then returns ctx.Err() too.
 func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Result, error) {
 	if opts.Parallelism < 1 {
 		opts.Parallelism = 1
@@ -93,11 +113,11 @@ func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Re
 	mode := opts.Isolation
 	if mode == "auto" || mode == "" {
 		mode = "worktree"
-		if opts.Parallelism == 1 {
+		if opts.Parallelism == 1 && !home.Git.Bare { // a bare repository has no checkout to share
 			mode = "shared"
 		}
 	}
-	r := &runner{home: home, opts: opts, start: time.Now(), repos: map[string]*repo.Repo{}}
+	r := &runner{home: home, opts: opts, start: time.Now(), repos: map[string]*repo.Repo{}, statuses: map[string]int{}}
 	defer r.closeRepos()
 	switch {
 	case len(opts.Engines) > 0 && mode != "full" && opts.Isolation != "auto" && opts.Isolation != "":
@@ -145,10 +165,7 @@ func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Re
 		go func() {
 			defer wg.Done()
 			for t := range queue {
-				res, ok := r.runTask(ctx, t, mode)
-				if ok {
-					r.finish(res)
-				}
+				r.finish(r.runTask(ctx, t, mode))
 			}
 		}()
 	}
@@ -162,6 +179,7 @@ feed:
 	}
 	close(queue)
 	wg.Wait()
+	r.skipRest(tasks)
 	r.topUp()
 	r.summary()
 	if r.resultsW != nil {
@@ -181,6 +199,20 @@ func (r *runner) topUp() {
 		if res.Warm {
 			pool.New(r.home).TopUp()
 			return
+		}
+	}
+}
+
+// skipRest writes a skipped result for each task that has none: the
+// batch was interrupted before it started.
+func (r *runner) skipRest(tasks []Task) {
+	done := map[string]bool{}
+	for _, res := range r.results {
+		done[res.ID] = true
+	}
+	for _, t := range tasks {
+		if !done[t.ID] {
+			r.finish(r.skip(Result{ID: t.ID}))
 		}
 	}
 }
@@ -219,6 +251,9 @@ func fullOrFallback(ctx context.Context, home *repo.Repo, strict bool) (string, 
 // checkShared refuses a shared batch when the main checkout has anything
 // a task's clean-up could remove, or when a task wants another commit.
 func (r *runner) checkShared(ctx context.Context, tasks []Task) error {
+	if r.home.Git.Bare {
+		return exitcode.New(exitcode.Usage, "cannot run a shared batch: %s is a bare repository, with no main checkout to run it in; use --isolation worktree", r.home.Git.MainRoot())
+	}
 	for _, t := range tasks {
 		if t.Repo != "" || t.Base != "" {
 			return exitcode.New(exitcode.Usage, "task %s names a repo or base: shared isolation runs in the main checkout as it is; use --isolation worktree", t.ID)
@@ -240,18 +275,25 @@ type place struct {
 	container string            // full isolation: the container the task's commands run in
 	warm      bool              // the container was made ahead by the warm pool
 	rt        container.Runtime // the runtime it runs in
+	acquired  time.Duration     // how long getting the slot took
+	reset     time.Duration     // how long release took to reset it; 0: it did not
 	release   func(keep bool, reason string) (envPath string, err error)
+	started   func(hostexec.Group) // told each command's process group, for the slot's lease; nil: none kept
 }
 
-// runTask runs one task; ok is false when it was interrupted before it
-// finished (no result is written for it).
-func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool) {
+// runTask runs one task and returns its result: skipped when the batch
+// was interrupted before its command could start, interrupted when it
+// was running then (it is stopped and its slot reset).
+func (r *runner) runTask(ctx context.Context, t Task, mode string) Result {
 	res := Result{ID: t.ID, StartedAt: state.Stamp(time.Now()), Log: filepath.Join(r.opts.LogDir, t.ID+".log")}
+	if ctx.Err() != nil {
+		return r.skip(Result{ID: t.ID})
+	}
 	r.track(+1)
 	defer r.track(-1)
 	log, err := os.Create(res.Log)
 	if err != nil {
-		return r.fail(res, "error", err), true
+		return r.fail(res, Error, err)
 	}
 	defer log.Close()
 	var on, first *engine // with a fleet: the engine the task runs on, and the one it ran on first
@@ -259,38 +301,39 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 		if r.fleet != nil {
 			if on = r.fleet.take(ctx, first); on == nil {
 				if ctx.Err() != nil {
-					return res, false
+					return r.unstarted(res, first != nil)
 				}
-				return r.fail(res, "error", errors.New("no engine of the batch answers any more")), true
+				return r.fail(res, Error, errors.New("no engine of the batch answers any more"))
 			}
 			res.Engine = on.Name
 		}
 		pl, err := r.placeFor(ctx, t, mode, on)
 		if err != nil && ctx.Err() != nil {
 			r.give(on)
-			return res, false
+			return r.unstarted(res, first != nil)
 		}
 		if err != nil && r.retry(ctx, t.ID, on, &first, log, "", "could not make the task's container", false) {
 			continue
 		}
 		if err != nil {
 			r.give(on)
-			return r.fail(res, "error", err), true
+			return r.fail(res, Error, err)
 		}
-		res.Slot, res.Warm = pl.dir, pl.warm
+		res.Slot, res.Warm, res.AcquireMs = pl.dir, pl.warm, pl.acquired.Milliseconds()
 		status, code, runErr := r.execute(ctx, t, pl, log)
-		if ctx.Err() != nil && status != "passed" {
-			pl.release(false, "")
+		if ctx.Err() != nil && status != Passed {
+			fmt.Fprintf(log, "--- interrupted: the task was stopped (exit %d)\n", code)
+			res = r.settle(res, t, pl, Interrupted, code, nil)
 			r.give(on)
-			return res, false
+			return res
 		}
 		lost := "" // an error with no exit status: the engine could not run the command at all
-		if status == "error" && code == -1 {
+		if status == Error && code == -1 {
 			lost = "could not run the task's command"
 		}
 		// Killed (SIGKILL or SIGTERM): perhaps by the engine stopping.
 		killed := code == 128+int(syscall.SIGKILL) || code == 128+int(syscall.SIGTERM)
-		if status != "passed" && r.retry(ctx, t.ID, on, &first, log, pl.container, lost, killed) {
+		if status != Passed && r.retry(ctx, t.ID, on, &first, log, pl.container, lost, killed) {
 			pl.release(false, "") // on an engine gone: the slot stays leased until this process ends
 			continue
 		}
@@ -299,7 +342,7 @@ func (r *runner) runTask(ctx context.Context, t Task, mode string) (Result, bool
 		if first != nil {
 			res.RetriedFrom = first.Name
 		}
-		return res, true
+		return res
 	}
 }
 
@@ -362,9 +405,9 @@ func (r *runner) settle(res Result, t Task, pl *place, status string, code int, 
 	if runErr != nil {
 		res.Error = runErr.Error()
 	}
-	keep := status != "passed" && r.opts.KeepFailed
+	keep := (status == Failed || status == Timeout || status == Error) && r.opts.KeepFailed
 	envPath, err := pl.release(keep, fmt.Sprintf("batch task %s %s (exit %d)", t.ID, status, code))
-	res.EnvPath = envPath
+	res.EnvPath, res.ResetMs = envPath, pl.reset.Milliseconds()
 	if err != nil && res.Error == "" {
 		res.Error = "cleaning up: " + err.Error()
 	}
@@ -376,9 +419,13 @@ func (r *runner) settle(res Result, t Task, pl *place, status string, code int, 
 func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) (*place, error) {
 	if mode == "shared" {
 		root := r.home.Git.MainRoot()
-		pl := &place{dir: root, release: func(bool, string) (string, error) {
-			return "", r.home.Git.RestoreTracked(context.WithoutCancel(ctx), root)
-		}}
+		pl := &place{dir: root}
+		pl.release = func(bool, string) (string, error) {
+			began := time.Now()
+			err := r.home.Git.RestoreTracked(context.WithoutCancel(ctx), root)
+			pl.reset = time.Since(began)
+			return "", err
+		}
 		if err := writeFiles(root, t.Files); err != nil {
 			pl.release(false, "")
 			return nil, err
@@ -404,6 +451,7 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 		engine = on.Engine
 	}
 	var lease *pool.Lease
+	began := time.Now()
 	if mode == "full" {
 		lease, err = slots.AcquireWarm(ctx, commit, r.width(), 24*time.Hour, engine)
 	} else {
@@ -413,7 +461,11 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 		return nil, err
 	}
 	id, _ := policy.NewIdentity("task", t.ID)
-	pl := &place{dir: lease.Path()}
+	pl := &place{dir: lease.Path(), acquired: time.Since(began), started: func(g hostexec.Group) {
+		if err := slots.RecordTask(context.WithoutCancel(ctx), lease, g); err != nil {
+			rp.Warnf("%s: cannot record its process group in the lease of %s: %v", id, lease.Path(), err)
+		}
+	}}
 	// Before its container is made: in copy mode, what is there then is
 	// all it gets.
 	if err := writeFiles(pl.dir, t.Files); err != nil {
@@ -450,7 +502,10 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 			}
 			return env.Path, nil
 		}
-		return "", slots.Release(cctx, lease)
+		began := time.Now()
+		err := slots.Release(cctx, lease)
+		pl.reset = time.Since(began)
+		return "", err
 	}
 	return pl, nil
 }
@@ -504,7 +559,7 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 	run := func(timeout time.Duration, argv ...string) (int, error) {
 		if pl.container == "" {
 			return hostexec.Run(ctx, hostexec.Command{Argv: argv, Dir: dir, Env: env, Stdout: log, Stderr: log,
-				Timeout: timeout, Grace: r.opts.Grace})
+				Timeout: timeout, Grace: r.opts.Grace, Started: pl.started})
 		}
 		cctx := ctx
 		if timeout > 0 {
@@ -517,20 +572,20 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 	for _, setup := range t.Setup {
 		fmt.Fprintf(log, "$ %s\n", setup)
 		if code, err := run(0, "sh", "-c", setup); err != nil || code != 0 {
-			return "error", code, fmt.Errorf("setup `%s` exited with status %d", setup, code)
+			return Error, code, fmt.Errorf("setup `%s` exited with status %d", setup, code)
 		}
 	}
 	fmt.Fprintf(log, "$ %q\n", t.Run)
 	code, err = run(time.Duration(t.Timeout), t.Run...)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout", code, fmt.Errorf("timed out after %v", time.Duration(t.Timeout))
+		return Timeout, code, fmt.Errorf("timed out after %v", time.Duration(t.Timeout))
 	case err != nil:
-		return "error", code, err
+		return Error, code, err
 	case code != 0:
-		return "failed", code, nil
+		return Failed, code, nil
 	}
-	return "passed", 0, nil
+	return Passed, 0, nil
 }
 
 // repoOf returns a task's repository: this one, or a cached bare clone
@@ -544,14 +599,14 @@ func (r *runner) repoOf(ctx context.Context, url string) (*repo.Repo, error) {
 	if rp, ok := r.repos[url]; ok {
 		return rp, nil
 	}
-	dir := gitx.CloneDir(filepath.Join(r.home.Git.ApexDir(), "repos"), url, true)
+	dir := repo.CloneDir(r.home, url)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
 	if err := gitx.Clone(ctx, url, dir, true); err != nil {
 		return nil, fmt.Errorf("cannot clone %s: %w", url, err)
 	}
-	rp, err := repo.OpenBare(ctx, dir, repo.Options{})
+	rp, err := repo.Open(ctx, dir, repo.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -567,6 +622,27 @@ func (r *runner) closeRepos() {
 
 func (r *runner) fail(res Result, status string, err error) Result {
 	res.Status, res.ExitCode, res.Error = status, -1, err.Error()
+	return r.stamp(res)
+}
+
+// unstarted is the result of a task the interrupt caught before its
+// command started: skipped, its empty log removed; or interrupted, when
+// it ran on an engine before and was to run again on another.
+func (r *runner) unstarted(res Result, ranBefore bool) Result {
+	if ranBefore {
+		res.Status, res.ExitCode = Interrupted, -1
+		return r.stamp(res)
+	}
+	os.Remove(res.Log)
+	return r.skip(res)
+}
+
+// skip makes res a skipped task's result: its command never ran.
+func (r *runner) skip(res Result) Result {
+	res.Status, res.ExitCode, res.Log = Skipped, -1, ""
+	if res.StartedAt.IsZero() {
+		res.StartedAt = state.Stamp(time.Now())
+	}
 	return r.stamp(res)
 }
 
@@ -587,9 +663,7 @@ func (r *runner) track(delta int) {
 func (r *runner) finish(res Result) {
 	r.mu.Lock()
 	r.results = append(r.results, res)
-	if res.Status != "passed" {
-		r.failed++
-	}
+	r.statuses[res.Status]++
 	line, _ := json.Marshal(res)
 	if _, err := fmt.Fprintf(r.opts.Results, "%s\n", line); err != nil && r.resultsW == nil {
 		r.resultsW = err
@@ -605,7 +679,12 @@ func (r *runner) progress() {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.opts.Progress, "\r\033[Kdone %d, running %d, failed %d, %.1fs", len(r.results), r.running, r.failed, time.Since(r.start).Seconds())
+	fmt.Fprintf(r.opts.Progress, "\r\033[Kdone %d, running %d, failed %d, %.1fs", len(r.results), r.running, r.failedCount(), time.Since(r.start).Seconds())
+}
+
+// failedCount is how many tasks ran and did not pass. The caller holds mu.
+func (r *runner) failedCount() int {
+	return len(r.results) - r.statuses[Passed] - r.statuses[Interrupted] - r.statuses[Skipped]
 }
 
 // summary prints a table of the results.
@@ -613,12 +692,15 @@ func (r *runner) summary() {
 	if r.opts.ProgressTTY {
 		fmt.Fprintln(r.opts.Progress)
 	}
-	passed := len(r.results) - r.failed
-	fmt.Fprintf(r.opts.Progress, "%s finished: %d passed, %d failed, in %.1fs; logs in %s\n",
-		words.Count(len(r.results), "task"), passed, r.failed, time.Since(r.start).Seconds(), r.opts.LogDir)
+	stopped := ""
+	if n, m := r.statuses[Interrupted], r.statuses[Skipped]; n+m > 0 {
+		stopped = fmt.Sprintf(", %d interrupted, %d skipped", n, m)
+	}
+	fmt.Fprintf(r.opts.Progress, "%s: %d passed, %d failed%s, in %.1fs; logs in %s\n",
+		words.Count(len(r.results), "task"), r.statuses[Passed], r.failedCount(), stopped, time.Since(r.start).Seconds(), r.opts.LogDir)
 	for _, res := range r.results {
-		if res.Status != "passed" {
-			fmt.Fprintf(r.opts.Progress, "  %-20s %-8s exit %d  %s\n", res.ID, res.Status, res.ExitCode, res.Log)
+		if res.Status != Passed && res.Status != Skipped {
+			fmt.Fprintf(r.opts.Progress, "  %-20s %-11s exit %d  %s\n", res.ID, res.Status, res.ExitCode, res.Log)
 		}
 	}
 }

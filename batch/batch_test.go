@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -223,14 +224,17 @@ func TestInterruptStopsTasksWritesResultsAndExits130(t *testing.T) {
 	}
 	data, _ := os.ReadFile(results)
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	var ids []string
+	var got []string
 	for sc.Scan() {
 		var r Result
 		json.Unmarshal(sc.Bytes(), &r)
-		ids = append(ids, r.ID)
+		got = append(got, r.ID+" "+r.Status)
 	}
-	if strings.Join(ids, ",") != "quick" {
-		t.Errorf("results written for %v, want only the finished task", ids)
+	// One line for each task: the one that finished, the two stopped, the
+	// one never started.
+	slices.Sort(got)
+	if want := "quick passed,slow0 interrupted,slow1 interrupted,slow2 skipped"; strings.Join(got, ",") != want {
+		t.Errorf("results %v, want %s", got, want)
 	}
 	if out := gittest.Git(t, dir, "worktree", "list", "--porcelain"); strings.Contains(out, "locked") || strings.Count(out, "worktree ") > 3 {
 		t.Errorf("worktrees after the interrupt:\n%s", out)

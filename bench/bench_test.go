@@ -26,7 +26,7 @@ func TestTinyRun(t *testing.T) {
 			t.Fatalf("go build %v: %v\n%s", args, err, out)
 		}
 	}
-	cfg := config{apex: apex, empty: empty, sizes: []int{50}, pairs: 1, listCounts: []int{2}, hookCounts: []int{2, 3},
+	cfg := config{apex: apex, empty: empty, sizes: []int{50}, slotSizes: []int{50}, pairs: 1, listCounts: []int{2}, hookCounts: []int{2, 3},
 		mergeEnvs: 2, gcEnvs: 2, batchTasks: 3,
 		apiEnvs: 2, loadClients: 4, loadTime: 200 * time.Millisecond,
 		cacheDir: filepath.Join(dir, "cache"), outDir: filepath.Join(dir, "results")}
@@ -41,12 +41,16 @@ func TestTinyRun(t *testing.T) {
 		if strings.HasPrefix(r.Op, "gc") && r.Ratio < 0.2 {
 			t.Errorf("gc row %+v: git-apex was much faster than removing by hand, so it removed nothing", r)
 		}
-		if r.Files != 50 || r.Pairs != 1 || r.ApexMs <= 0 || r.BaseMs <= 0 || r.Ratio <= 0 || r.Baseline == "" {
+		// A slot's acquire or reset can take less than the millisecond
+		// its result line counts in.
+		slot := strings.HasPrefix(r.Op, "batch task")
+		if r.Files != 50 || r.Pairs != 1 || (r.ApexMs <= 0 || r.Ratio <= 0) && !slot || r.BaseMs <= 0 || r.Baseline == "" || r.Load == "" {
 			t.Errorf("row %+v", r)
 		}
 	}
 	want := "start,start (warm slot),hook (2 envs),git merge --ff-only, hooks installed (2 envs),batch 3 x true (-j 4),hook (3 envs)," +
-		"remove,complete identities (2 envs),list (2 envs),gc --merged (2 envs),POST /workflows,GET /worktrees (2 envs),--version,path"
+		"remove,complete identities (2 envs),list (2 envs),gc --merged (2 envs),POST /workflows,GET /worktrees (2 envs),--version,path," +
+		"batch task acquire_ms,batch task reset_ms"
 	if dockerReady() {
 		want = strings.Replace(want, ",POST /workflows", ",start --isolation full,exec -- true (full),POST /workflows", 1)
 	}
@@ -96,6 +100,11 @@ func TestQuickRows(t *testing.T) {
 	if err != nil || !cfg.quick || fmt.Sprint(cfg.sizes, cfg.hookCounts, cfg.listCounts) != "[1000 10000] [100] [100]" {
 		t.Fatalf("quick config %+v, %v", cfg, err)
 	}
+	t.Setenv("BENCH_SIZES", "1k")
+	if one, err := configFromEnv(cfg.apex); err != nil || fmt.Sprint(one.sizes) != "[1000]" {
+		t.Fatalf("quick config with BENCH_SIZES=1k: sizes %v, %v", one.sizes, err)
+	}
+	t.Setenv("BENCH_SIZES", "")
 	if out, err := exec.Command("go", "build", "-o", cfg.apex, "../cmd/git-apex").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

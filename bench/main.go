@@ -7,8 +7,11 @@
 // Run it with `make bench` (bench/run). Settings come from the environment:
 //
 //	BENCH_QUICK  1: only the key rows (start, path, --version, hook and list
-//	             with 100 envs at 1k files, pooled start at 10k), in minutes
-//	BENCH_SIZES  repository sizes, default "1k,10k"; "100k" is opt-in (minutes to make)
+//	             with 100 envs at the first size, pooled start at the others), in minutes
+//	BENCH_SIZES  repository sizes, default "1k,10k"; "100k" is opt-in (minutes to make);
+//	             a quick run with BENCH_SIZES=1k leaves out the pooled start
+//	BENCH_SLOTS  repository sizes of the batch task acquire_ms and reset_ms
+//	             rows, default "1k,20k" (the 20k repository takes a minute or two to make, once)
 //	BENCH_HOOKS  env counts of the hook rows, default "100,500"
 //	BENCH_LISTS  env counts of the list rows, default "10,100,500"
 //	BENCH_PAIRS  timed pairs per row, default 5
@@ -20,7 +23,8 @@
 //	BENCH_ENGINES two or more Docker contexts: adds the copy-mode start row
 //	             and the warm-container batch row (on the default engine),
 //	             and the batch over those engines
-//	BENCH_ONLY   "engines": only those three rows, at the first size
+//	BENCH_ONLY   "engines": only those three rows, at the first size;
+//	             "slots": only the acquire_ms and reset_ms rows
 package main
 
 import (
@@ -56,6 +60,7 @@ type config struct {
 	empty       string // an empty Go program; "": no --version row
 	quick       bool   // only the key rows
 	sizes       []int  // files per generated repository; the first is used for the rows that need many envs
+	slotSizes   []int  // files of the repositories the acquire_ms and reset_ms rows run on
 	pairs       int
 	listCounts  []int // env counts for the list rows
 	hookCounts  []int // env counts for the hook rows
@@ -70,6 +75,7 @@ type config struct {
 	outDir      string
 	engines     []string // Docker contexts for the engine rows; none leaves them out
 	onlyEngines bool     // only the engine rows, at the first size
+	onlySlots   bool     // only the acquire_ms and reset_ms rows
 }
 
 func configFromEnv(apex string) (config, error) {
@@ -87,6 +93,13 @@ func configFromEnv(apex string) (config, error) {
 		sizes = "1k,10k"
 	}
 	if cfg.sizes, err = numbers("BENCH_SIZES", sizes, parseSize); err != nil {
+		return cfg, err
+	}
+	slots := os.Getenv("BENCH_SLOTS")
+	if slots == "" {
+		slots = "1k,20k"
+	}
+	if cfg.slotSizes, err = numbers("BENCH_SLOTS", slots, parseSize); err != nil {
 		return cfg, err
 	}
 	count := func(s string) (int, error) {
@@ -107,7 +120,7 @@ func configFromEnv(apex string) (config, error) {
 		}
 	}
 	if os.Getenv("BENCH_QUICK") == "1" {
-		cfg.quick, cfg.sizes, cfg.hookCounts, cfg.listCounts = true, []int{1000, 10000}, []int{100}, []int{100}
+		cfg.quick, cfg.slotSizes, cfg.hookCounts, cfg.listCounts = true, nil, []int{100}, []int{100}
 	}
 	if p := os.Getenv("BENCH_PAIRS"); p != "" {
 		n, err := strconv.Atoi(p)
@@ -137,11 +150,14 @@ func configFromEnv(apex string) (config, error) {
 	if e := os.Getenv("BENCH_ENGINES"); e != "" {
 		cfg.engines = strings.Split(e, ",")
 	}
-	if os.Getenv("BENCH_ONLY") == "engines" {
+	switch os.Getenv("BENCH_ONLY") {
+	case "engines":
 		if len(cfg.engines) == 0 {
 			return cfg, fmt.Errorf("BENCH_ONLY=engines needs BENCH_ENGINES")
 		}
-		cfg.onlyEngines, cfg.sizes = true, cfg.sizes[:1]
+		cfg.onlyEngines, cfg.sizes, cfg.slotSizes = true, cfg.sizes[:1], nil
+	case "slots":
+		cfg.onlySlots, cfg.sizes = true, nil
 	}
 	if out := os.Getenv("BENCH_OUT"); out != "" {
 		cfg.outDir = out

@@ -26,6 +26,7 @@ type row struct {
 	Ratio       float64 `json:"ratio_median"`       // median of per-pair git-apex / baseline
 	RatioMin    float64 `json:"ratio_min"`
 	RatioMax    float64 `json:"ratio_max"`
+	Load        string  `json:"load"` // the machine's load average as the row was measured
 	ApexSamples []int64 `json:"apex_samples_us"`
 	BaseSamples []int64 `json:"baseline_samples_us"`
 }
@@ -97,6 +98,13 @@ func run(cfg config, out io.Writer) (*result, error) {
 		}
 		res.Rows = append(res.Rows, rows...)
 	}
+	for _, size := range cfg.slotSizes {
+		rows, err := slotRowsAt(cfg, size)
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, rows...)
+	}
 	res.LoadAfter = loadAverage()
 	printTable(out, res)
 	if err := os.MkdirAll(cfg.outDir, 0o755); err != nil {
@@ -109,6 +117,24 @@ func run(cfg config, out io.Writer) (*result, error) {
 	}
 	fmt.Fprintf(out, "\nresults written to %s\n", name)
 	return res, os.WriteFile(name, data, 0o644)
+}
+
+// slotRowsAt measures the batch task acquire_ms and reset_ms rows on the
+// cached repository of size files.
+func slotRowsAt(cfg config, size int) ([]row, error) {
+	repo, err := cachedRepo(cfg.cacheDir, size)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newBench(cfg, repo, size)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := b.slotRows()
+	if cerr := b.close(); err == nil {
+		err = cerr
+	}
+	return rows, err
 }
 
 // bench measures on one cached repository. Envs and worktrees go in a
@@ -184,7 +210,7 @@ func (b *bench) close() error {
 
 // rows measures the operations for this size. A quick run measures
 // start, --version, path and the hook and list with 100 envs at the first
-// size and the pooled start at the second. Otherwise start, the pooled
+// size and the pooled start at the others. Otherwise start, the pooled
 // start and the hook (first count) run at every size, the merge with hooks
 // at cfg.mergeFrom files or more, the batch at batchSize, and the rest
 // (the other counts, remove, list, gc, full mode, the API, the floor) at
@@ -413,7 +439,7 @@ func (b *bench) measure(op, baseline string, a, base func() (time.Duration, erro
 	if _, err := base(); err != nil {
 		return row{}, err
 	}
-	r := row{Op: op, Files: b.files, Baseline: baseline, Pairs: b.cfg.pairs}
+	r := row{Op: op, Files: b.files, Baseline: baseline, Pairs: b.cfg.pairs, Load: loadAverage()}
 	var as, bs, ratios, diffs []float64
 	for i := range b.cfg.pairs {
 		// The order alternates within pairs (A B, then B A), so that
@@ -458,10 +484,11 @@ func printTable(out io.Writer, res *result) {
 	fmt.Fprintf(out, "git-apex benchmark, %s, %d cores, git %s, load average %s at the start and %s at the end\n\n",
 		res.Date, res.Machine.Cores, res.Machine.Git, res.LoadBefore, res.LoadAfter)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "operation\tfiles\tgit-apex ms\tbaseline ms\toverhead ms\tratio\tmin-max\t\tbaseline\t")
+	fmt.Fprintln(w, "operation\tfiles\tgit-apex ms\tbaseline ms\toverhead ms\tratio\tmin-max\tload\t\tbaseline\t")
 	for _, r := range res.Rows {
-		fmt.Fprintf(w, "%s\t%d\t%.1f\t%.1f\t%+.1f\t%.2f\t%.2f-%.2f\t\t%s\t\n",
-			r.Op, r.Files, r.ApexMs, r.BaseMs, r.OverheadMs, r.Ratio, r.RatioMin, r.RatioMax, r.Baseline)
+		load, _, _ := strings.Cut(r.Load, " ") // the last minute's
+		fmt.Fprintf(w, "%s\t%d\t%.1f\t%.1f\t%+.1f\t%.2f\t%.2f-%.2f\t%s\t\t%s\t\n",
+			r.Op, r.Files, r.ApexMs, r.BaseMs, r.OverheadMs, r.Ratio, r.RatioMin, r.RatioMax, load, r.Baseline)
 	}
 	w.Flush()
 	if l := res.Healthz; l != nil {

@@ -133,13 +133,13 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	out = append(out, d.checkTraps(envs, fix)...)
 	out = append(out, d.checkPlanted(ctx, envs, fix)...)
 	out = append(out, d.checkPrivate(envs, fix)...)
-	root := pol.EnvRoot(d.r.Git.MainRoot())
+	root := pol.EnvRoot(d.r.Git.MainRoot(), d.r.Git.Name)
 	for _, wt := range worktrees[1:] {
 		switch {
 		case wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)]: // an env's own is repaired with it
 			add("worktree "+wt.Path, pick(fix, "fixed", "problem"), "git still registers this deleted worktree; %s",
 				pick(fix, "pruned", "`git apex doctor --fix` prunes it"))
-		case !known[hostpath.RealPath(wt.Path)] && hostpath.Within(wt.Path, root) && !wt.Prunable:
+		case !known[hostpath.RealPath(wt.Path)] && hostpath.Within(wt.Path, root) && !wt.Prunable && wt.LockReason != "initializing": // half made: recoverCrashes
 			add("worktree "+wt.Path, "problem", "a worktree under the environment root that git-apex does not know; `git apex gc --orphans --force` adopts it")
 		}
 	}

@@ -57,7 +57,7 @@ func RebuildState(ctx context.Context, dir string, opts repo.Options) ([]Finding
 	}
 	var rebuilt []string
 	var out []Finding
-	root := pol.EnvRoot(r.Git.MainRoot())
+	root := pol.EnvRoot(r.Git.MainRoot(), r.Git.Name)
 	for _, wt := range worktrees[1:] {
 		switch {
 		case wt.Prunable:

@@ -10,10 +10,14 @@ import (
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/intent"
+	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trash"
+	"github.com/git-apex/git-apex/words"
 )
 
 // What a killed git-apex can leave, and how doctor finds it:
@@ -26,7 +30,9 @@ import (
 //     was killed;
 //   - a sandbox (apex/sandbox) or a labelled container that no env owns;
 //   - git lock files (index.lock, refs/heads/x.lock, ...) that no process
-//     has open.
+//     has open;
+//   - processes of a batch task still running in its pool slot after the
+//     batch was killed (pool.Orphans), ended before the slot is reclaimed.
 //
 // recoverCrashes reports each; with fix it clears it. None of it can hold
 // anyone's work: a start's worktree holds only what git checked out until
@@ -78,20 +84,32 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 	}
 	for _, in := range orphans {
 		what := fmt.Sprintf("a %s of %s was cut short (process %d is gone)", in.Op, in.Identity, in.PID)
-		clear(in.Identity, what, func() error {
-			kept, err := d.recoverIntent(ctx, lk, in)
-			if err != nil {
-				return err
-			}
-			in.Done()
-			if kept != "" {
-				out = append(out, Finding{Check: in.Identity, Status: "problem", Detail: "kept " + kept})
-			}
-			return nil
-		})
+		if !fix {
+			out = append(out, Finding{Check: in.Identity, Status: "problem", Detail: what + "; `git apex doctor --fix` repairs it"})
+			continue
+		}
+		done, ok, err := d.recoverIntent(ctx, lk, in)
+		if err != nil {
+			out = append(out, Finding{Check: in.Identity, Status: "problem", Detail: what + "; cannot repair it: " + err.Error()})
+			continue
+		}
+		in.Done()
+		out = append(out, Finding{Check: in.Identity, Status: pick(ok, "fixed", "problem"), Detail: what + "; " + done})
 	}
-	if _, err := d.pool.Reclaim(ctx, lk); err != nil {
+	// A batch killed under its tasks: what they left running in their
+	// slots is ended before the slots are reclaimed (and reset).
+	left, err := d.pool.Orphans(ctx)
+	if err != nil {
 		return nil, err
+	}
+	for _, o := range left {
+		what := fmt.Sprintf("%s of a task whose holder (process %d) is gone: still running in it", hostexec.Describe(o.Procs), o.Slot.HolderPID)
+		clear("pool slot "+o.Slot.Path, what, o.End)
+	}
+	if fix || len(left) == 0 {
+		if _, err := d.pool.Reclaim(ctx, lk); err != nil {
+			return nil, err
+		}
 	}
 	worktrees, envs, err := d.r.Snapshot(ctx, lk)
 	if err != nil {
@@ -122,6 +140,7 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 				func() error { return lk.DropWorktree(ctx, wt.Path) })
 		}
 	}
+	out = append(out, d.halfMade(ctx, lk, worktrees, owned, fix)...)
 	// Directories in the pool that are no worktree: a killed add's.
 	if entries, err := os.ReadDir(d.pool.Dir()); err == nil {
 		for _, e := range entries {
@@ -138,88 +157,181 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 }
 
 // recoverIntent undoes a start or finishes a removal that a killed
-// process left half done; kept says what it left in place, and why.
-func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.Intent) (kept string, err error) {
+// process left half done, and says what it did; ok is false when what
+// it left needs the user (a problem).
+func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.Intent) (done string, ok bool, err error) {
 	env, err := d.r.Store.Live(ctx, in.Identity)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	recorded := env != nil && hostpath.RealPath(env.Path) == hostpath.RealPath(in.Path)
 	switch {
 	case in.Op == "start" && recorded:
-		return "", nil // the env was made and recorded: nothing to undo
+		return "it had recorded the env: nothing to undo", true, nil
 	case in.Op == "remove" && !recorded:
-		return "", nil // the removal was recorded
+		return "it had recorded the removal: nothing to finish", true, nil
 	case in.Op == "remove":
 		return d.finishRemoval(ctx, lk, env, in)
 	}
 	// A start that was not recorded: its path did not exist before it
-	// (start refuses a path that does), and holds only what git checked
-	// out (copying and setup come after the record).
-	if err := lk.DropWorktree(ctx, in.Path); err != nil {
-		return "", err
+	// (start refuses a path that does), and holds what git checked out,
+	// or part of it (copying and setup come after the record). Anything
+	// else there goes to the trash before the worktree goes.
+	kept, err := d.dropHalfMade(ctx, lk, trash.Entry{Identity: in.Identity, Branch: in.Branch, Base: in.Base, Path: in.Path, Head: in.Start})
+	if err != nil {
+		return "", false, err
 	}
+	done = "undid it: removed its worktree" + kept
 	if in.NewBranch {
 		if refs, err := lk.Refs(ctx, "refs/heads/"+in.Branch); err == nil && refs["refs/heads/"+in.Branch].Hash == in.Start {
 			if err := lk.DeleteBranchAt(ctx, in.Branch, in.Start); err != nil {
-				return "", err
+				return "", false, err
 			}
+			done += " and its new branch " + in.Branch
 		}
 	}
-	return "", d.dropContainerOf(ctx, in.Identity, in.Engine)
+	return done, true, d.dropContainerOf(ctx, in.Identity, in.Engine)
+}
+
+// dropHalfMade removes the worktree at what.Path that a killed start or
+// `git worktree add` left unfinished, after keeping in the trash what it
+// holds beyond the checkout of what.Head (trash.RecordUnfinished), as the
+// work of what.Identity; kept says so (", after keeping ...") when it
+// did.
+func (d *Doctor) dropHalfMade(ctx context.Context, lk *gitx.Locked, what trash.Entry) (kept string, err error) {
+	if hostpath.Exists(what.Path) {
+		what.Mode = string(policy.Worktree)
+		e, err := trash.RecordUnfinished(ctx, lk, what, d.r.Store.Now())
+		if err != nil {
+			return "", fmt.Errorf("cannot keep what %s holds beyond its checkout in the trash, so nothing was removed: %w", what.Path, err)
+		}
+		if e != nil {
+			kept = fmt.Sprintf(", after keeping the %s it held beyond its checkout in the trash (`git apex restore %s` brings them back)",
+				words.Count(e.Files, "file"), what.Identity)
+		}
+	}
+	return kept, lk.DropWorktree(ctx, what.Path)
+}
+
+// halfMade reports, and with fix removes (dropHalfMade), what killed
+// `git worktree add`s left under the environment root that no env, slot
+// or intent explains: worktrees git still marks "initializing", and
+// directories whose .git file names a registration that is gone (doctor
+// clears half-written ones). What they hold beyond the checkout of their
+// HEAD (or of the main checkout's, where they have none) goes to the
+// trash first.
+func (d *Doctor) halfMade(ctx context.Context, lk *gitx.Locked, worktrees []gitx.Worktree, owned map[string]bool, fix bool) []Finding {
+	pol, err := d.r.Policy()
+	if err != nil {
+		return nil // reported by Run
+	}
+	root := pol.EnvRoot(d.r.Git.MainRoot(), d.r.Git.Name)
+	var found []trash.Entry
+	registered := map[string]bool{}
+	for _, wt := range worktrees[1:] {
+		registered[hostpath.RealPath(wt.Path)] = true
+		if wt.Locked && wt.LockReason == "initializing" && !wt.Prunable && !owned[hostpath.RealPath(wt.Path)] && hostpath.Within(wt.Path, root) {
+			head := wt.Head
+			if strings.Trim(head, "0") == "" { // git writes HEAD as zeros first
+				head = worktrees[0].Head
+			}
+			found = append(found, trash.Entry{Identity: filepath.Base(wt.Path), Branch: wt.Branch, Base: worktrees[0].Branch, Path: wt.Path, Head: head})
+		}
+	}
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		path := filepath.Join(root, e.Name())
+		if !registered[hostpath.RealPath(path)] && !owned[hostpath.RealPath(path)] && danglingGitfile(path, d.r.Git.CommonDir) {
+			found = append(found, trash.Entry{Identity: e.Name(), Base: worktrees[0].Branch, Path: path, Head: worktrees[0].Head})
+		}
+	}
+	var out []Finding
+	for _, what := range found {
+		check, detail := "worktree "+what.Path, "a worktree whose making was cut short, with no record and no intent"
+		if !fix {
+			out = append(out, Finding{Check: check, Status: "problem", Detail: detail + "; `git apex doctor --fix` removes it, keeping in the trash what it holds beyond its checkout"})
+			continue
+		}
+		if what.Head == "" {
+			out = append(out, Finding{Check: check, Status: "problem", Detail: detail + "; the repository has no commit to compare it with: look inside it, then remove it"})
+			continue
+		}
+		if kept, err := d.dropHalfMade(ctx, lk, what); err != nil {
+			out = append(out, Finding{Check: check, Status: "problem", Detail: detail + "; cannot remove it: " + err.Error()})
+		} else {
+			out = append(out, Finding{Check: check, Status: "fixed", Detail: detail + "; removed it" + kept})
+		}
+	}
+	return out
+}
+
+// danglingGitfile reports whether dir's .git is a file naming a
+// registration under commonDir's worktrees/ that does not exist.
+func danglingGitfile(dir, commonDir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return false
+	}
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+	return ok && hostpath.Within(target, filepath.Join(commonDir, "worktrees")) && !hostpath.Exists(target)
 }
 
 // finishRemoval completes a removal whose process was killed: what is
 // left of the worktree goes, then the branch when it was to be deleted,
-// then the record. Whether the worktree was clean is checked by `git
-// worktree remove` itself, after the intent is written; so unless the
-// removal was forced, a worktree still whole is checked again here, and
-// one with work in it (anything but files that git had begun to delete)
-// stays, and so does the env: kept says why. A .git file that is gone or
+// then the record. Unless the removal was forced (its work then went to
+// the trash before the intent was written), a worktree still whole is
+// checked again here, as the removal checked it before its intent: one
+// with work in it (anything but files that git had begun to delete)
+// stays, and so does the env, as it was. A .git file that is gone or
 // points away is put back first, so that the check reads the worktree's
 // own index; only a worktree git no longer registers (git had deleted
 // what it had checked) goes unchecked.
-func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.Env, in *intent.Intent) (kept string, err error) {
+func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.Env, in *intent.Intent) (done string, ok bool, err error) {
 	check := env.Mode != "shared" && !in.Force && hostpath.Exists(env.Path)
 	if check && heal.GitfileProblem(d.r.Git, env.Path) != "" {
 		worktrees, err := lk.Worktrees(ctx)
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		if _, check = gitx.FindWorktree(worktrees, env.Path); check {
 			if err := heal.RestoreGitfile(lk, env.Path); err != nil {
-				return fmt.Sprintf("%s, whose .git file cannot be put back (%v): the removal cannot be checked", env.Identity, err), nil
+				return fmt.Sprintf("kept %s, whose .git file cannot be put back (%v): the removal cannot be checked", env.Identity, err), false, nil
 			}
 		}
 	}
 	if check {
 		changes, err := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()})
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		if !changes.OnlyDeleted() {
-			return fmt.Sprintf("%s, which has %s: the removal had not passed its check", env.Identity, changes.Files()), nil
+			return fmt.Sprintf("kept %s as it was: it has %s, which doctor never discards", env.Identity, changes.Files()), true, nil
 		}
 	}
 	if env.Contained() {
 		if err := d.dropContainerOf(ctx, env.Identity, env.Engine); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
 	if env.Mode != "shared" {
 		if err := lk.DropWorktree(ctx, env.Path); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
+	done = "finished it"
 	if in.DeleteBranch && in.Branch != "" {
 		if refs, err := lk.Refs(ctx, "refs/heads/"+in.Branch); err == nil && len(refs) > 0 {
 			if err := lk.DeleteBranch(ctx, in.Branch); err != nil {
-				return "", err
+				return "", false, err
 			}
 		}
+		done += ", branch " + in.Branch + " deleted"
+	}
+	if in.Kept {
+		done += fmt.Sprintf("; its uncommitted work is in the trash: `git apex restore %s` brings it back", env.Identity)
 	}
 	_, err = d.r.Store.Destroy(ctx, env, "removed", "finished by doctor after the removing process was killed")
-	return "", err
+	return done, true, err
 }
 
 // dropContainerOf removes identity's container, on the engine recorded

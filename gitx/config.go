@@ -3,6 +3,8 @@ package gitx
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -37,4 +39,29 @@ func Author(ctx context.Context, dir string) (name, email string, ok bool) {
 	name, rest, found := strings.Cut(strings.TrimSpace(out), " <")
 	email, _, closed := strings.Cut(rest, ">")
 	return name, email, err == nil && found && closed && name != ""
+}
+
+// Committed reads the file that spec names in the object store of the
+// repository at dir (HEAD:.apex.toml, say), with at most limit bytes;
+// found is false when there is no such file. Nothing is read from a
+// working tree, nor through a symbolic link: a committed link reads as
+// the path it holds.
+func Committed(ctx context.Context, dir, spec string, limit int64) (text string, found bool, err error) {
+	check := command{dir: dir, args: []string{"cat-file", "--batch-check"}, readOnly: true, stdin: strings.NewReader(spec + "\n")}
+	out, err := run(ctx, check)
+	if err != nil {
+		return "", false, err
+	}
+	fields := strings.Fields(out)
+	switch {
+	case len(fields) == 2 && fields[1] == "missing":
+		return "", false, nil
+	case len(fields) != 3 || fields[1] != "blob":
+		return "", false, fmt.Errorf("%s is not a file: git cat-file says %q", spec, strings.TrimSpace(out))
+	}
+	if size, _ := strconv.ParseInt(fields[2], 10, 64); size > limit {
+		return "", false, fmt.Errorf("%s has %d bytes, more than %d", spec, size, limit)
+	}
+	text, err = run(ctx, command{dir: dir, args: []string{"cat-file", "blob", fields[0]}, readOnly: true})
+	return text, err == nil, err
 }

@@ -37,9 +37,56 @@ func TestOpen(t *testing.T) {
 	}
 	bare := filepath.Join(t.TempDir(), "bare.git")
 	git(t, "", "init", "-q", "--bare", bare)
-	for name, dir := range map[string]string{"bare": bare, "outside": t.TempDir(), "git dir": filepath.Join(dir, ".git")} {
+	r, err = Open(ctx, bare)
+	if err != nil || !r.Bare || r.Head != "" || exitcode.Of(r.RequireCommits()) != exitcode.Usage {
+		t.Errorf("empty bare repo: %+v, %v", r, err)
+	}
+	for name, dir := range map[string]string{"outside": t.TempDir(), "git dir": filepath.Join(dir, ".git")} {
 		if _, err := Open(ctx, dir); exitcode.Of(err) != exitcode.Usage {
 			t.Errorf("%s: got %v, want a usage error", name, err)
+		}
+	}
+}
+
+// A bare clone with a worktree opens alike from the worktree and from
+// the bare directory: no main checkout, named without .git, its HEAD's
+// branch first in the worktree list (and checked out nowhere), and its
+// committed files readable.
+func TestOpenBare(t *testing.T) {
+	ctx := context.Background()
+	src := newRepo(t)
+	os.WriteFile(filepath.Join(src, "p.toml"), []byte("x = 1\n"), 0o644)
+	git(t, src, "add", "p.toml")
+	git(t, src, "commit", "-q", "-m", "p")
+	parent := t.TempDir()
+	bare, main := filepath.Join(parent, "proj.git"), filepath.Join(parent, "proj-main")
+	git(t, "", "clone", "-q", "--bare", src, bare)
+	branch := strings.TrimSpace(git(t, bare, "symbolic-ref", "--short", "HEAD"))
+	git(t, bare, "worktree", "add", "-q", main, branch)
+	for _, dir := range []string{bare, main} {
+		r, err := Open(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Bare || r.Name != "proj" || r.MainRoot() != bare || len(r.Head) != 40 {
+			t.Errorf("Open(%s) = %+v, MainRoot %s", dir, r, r.MainRoot())
+		}
+		wts, err := r.Worktrees(ctx)
+		if err != nil || len(wts) != 2 || !wts[0].Bare || wts[0].Branch != branch || wts[0].Head != r.Head {
+			t.Errorf("Worktrees from %s = %+v, %v", dir, wts, err)
+		}
+		if wt, ok := WorktreeOnBranch(wts, branch); !ok || wt.Path != main {
+			t.Errorf("WorktreeOnBranch(%s) = %+v, %v; want the worktree", branch, wt, ok)
+		}
+		text, found, err := Committed(ctx, r.CommonDir, "HEAD:p.toml", 100)
+		if text != "x = 1\n" || !found || err != nil {
+			t.Errorf("Committed(HEAD:p.toml) = %q, %v, %v", text, found, err)
+		}
+		if _, found, err := Committed(ctx, r.CommonDir, "HEAD:none", 100); found || err != nil {
+			t.Errorf("Committed(HEAD:none) = %v, %v; want not found", found, err)
+		}
+		if _, _, err := Committed(ctx, r.CommonDir, "HEAD:p.toml", 3); err == nil {
+			t.Errorf("Committed over its limit: no error")
 		}
 	}
 }
@@ -86,6 +133,14 @@ func TestUnheldAndStatus(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "renamed"), []byte("changed"), 0o644)
 	if st, _ := r.Status(ctx, dir, StatusOptions{}); st.Changes != (Changes{Staged: 1, Modified: 1, Untracked: 1}) {
 		t.Errorf("Status after rename = %+v", st)
+	}
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.o\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "x.o"), []byte("x"), 0o644)
+	if st, _ := r.Status(ctx, dir, StatusOptions{}); st.Ignored != 0 {
+		t.Errorf("Status without Ignored counted %d ignored", st.Ignored)
+	}
+	if st, _ := r.Status(ctx, dir, StatusOptions{Ignored: true}); st.Ignored != 1 {
+		t.Errorf("Status with Ignored = %+v; want 1 ignored", st)
 	}
 }
 

@@ -19,7 +19,7 @@ type HookView struct {
 
 // OpenHookView opens the repository dir belongs to, as a hook sees it,
 // with one `git rev-parse`. It fails where a hook has nothing to do: a
-// bare repository, or no commits yet.
+// bare repository's own directory, or no commits yet.
 func OpenHookView(ctx context.Context, dir string) (*HookView, error) {
 	// rev-parse prints every branch's tip, then, after
 	// --symbolic-full-name, every branch's name in the same order.

@@ -174,6 +174,7 @@ type Standing struct {
 	Ahead          int      // commits on the branch that the base lacks
 	Behind         int      // commits on the base that the branch lacks
 	UntrackedPaths []string // what git named untracked, relative and slash-separated: "dir/" for a directory
+	Ignored        int      // ignored files and directories (read only with StatusOptions.Ignored)
 }
 
 // StatusOptions say what Status reads.
@@ -181,6 +182,7 @@ type StatusOptions struct {
 	Branch, Base string // count Branch's commits ahead of and behind Base, when both are set
 	BaseIsLocal  bool   // Base is a local branch (else a remote-tracking one like origin/main)
 	Contained    bool   // a container writes in the working tree: see Repo.Status
+	Ignored      bool   // count ignored files too (Standing.Ignored)
 }
 
 // Status reads what `git status` reports in the working tree at dir and,
@@ -197,6 +199,9 @@ func (r *Repo) Status(ctx context.Context, dir string, o StatusOptions) (Standin
 		submodules = "--ignore-submodules=dirty"
 	}
 	args := []string{"status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal", submodules}
+	if o.Ignored {
+		args = append(args, "--ignored")
+	}
 	if o.Branch != "" && o.Base != "" {
 		remote, merge := ".", "refs/heads/"+o.Base
 		if !o.BaseIsLocal {
@@ -226,6 +231,8 @@ func parseStatusV2(out string) Standing {
 			}
 		case strings.HasPrefix(f, "? "):
 			s.Untracked, s.UntrackedPaths = s.Untracked+1, append(s.UntrackedPaths, f[2:])
+		case strings.HasPrefix(f, "! "):
+			s.Ignored++
 		case strings.HasPrefix(f, "u "):
 			s.Modified++
 		case strings.HasPrefix(f, "1 "), strings.HasPrefix(f, "2 "):

@@ -8,14 +8,13 @@ package gitx
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,10 +27,18 @@ import (
 
 // Repo is an opened repository, seen from one of its working trees.
 type Repo struct {
-	Toplevel  string // the working tree the command was started in
+	Toplevel  string // the working tree the command was started in; the bare repository, started in its directory
 	GitDir    string // that working tree's git dir
 	CommonDir string // the git dir shared by every worktree
 	Head      string // commit HEAD points at; "" when the current branch has no commits
+	// Bare is set for a repository with no main checkout: a bare one
+	// (proj.git), from one of its worktrees or its own directory.
+	// MainRoot is then the bare directory, as git's first worktree is.
+	Bare bool
+	// Name is what policy templates call {repo}: the main checkout's
+	// directory name; a bare repository's without .git ("proj" for
+	// proj.git), or its parent's when a hidden name is left (proj/.bare).
+	Name string
 
 	mainRoot string // MainRoot, computed once
 }
@@ -78,7 +85,10 @@ var locationVars = map[string]bool{
 // runs `git apex`: its location variables (a hook's repository),
 // GIT_EXEC_PATH, and the exec path it puts at the front of PATH. It is
 // the environment of everything git-apex runs on the host, so a command
-// in an env sees the user's environment, not git's internals.
+// in an env sees the user's environment, not git's internals. It is
+// shared, and clipped so that an append to it (a command's own
+// variables) copies it: batch tasks running at once each append their
+// APEX_ID, and once wrote it over one another's (and over gitEnv's).
 var CleanEnv = sync.OnceValue(func() []string {
 	var env []string
 	execPath := os.Getenv("GIT_EXEC_PATH")
@@ -94,7 +104,7 @@ var CleanEnv = sync.OnceValue(func() []string {
 		}
 		env = append(env, kv)
 	}
-	return env
+	return slices.Clip(env)
 })
 
 // gitEnv is the environment every git command after Open runs with.
@@ -200,9 +210,10 @@ func (r *Repo) readIn(ctx context.Context, dir string, args ...string) (string, 
 
 // HooksDir is the directory git runs hooks from, as git computes it: it
 // follows core.hooksPath (relative paths, as husky sets, included) and
-// linked worktrees.
+// linked worktrees (a bare repository's among them), asked in the
+// working tree git-apex runs in without the settings of an env's.
 func (r *Repo) HooksDir(ctx context.Context) (string, error) {
-	out, err := r.readIn(ctx, "", "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	out, err := run(ctx, command{dir: r.Toplevel, args: []string{"rev-parse", "--path-format=absolute", "--git-path", "hooks"}, readOnly: true})
 	return strings.TrimSpace(out), err
 }
 
@@ -219,9 +230,11 @@ func (r *Repo) command(dir string, args []string, readOnly bool) command {
 	return command{dir: dir, args: args, readOnly: readOnly, inEnv: dir != r.CommonDir && dir != r.MainRoot()}
 }
 
-// Open finds the repository that dir belongs to. It runs a single git
-// command and fails with a usage error (exit 2) outside a repository, in a
-// bare repository, or inside a git directory. It honours GIT_DIR and
+// Open finds the repository that dir belongs to: a working tree's, or a
+// bare repository's, from one of its worktrees or from its own directory.
+// It runs a single git command (two in a bare repository's directory) and
+// fails with a usage error (exit 2) outside a repository, or inside a
+// non-bare repository's git directory. It honours GIT_DIR and
 // GIT_WORK_TREE as git itself would; later commands do not.
 func Open(ctx context.Context, dir string) (*Repo, error) {
 	args := []string{"rev-parse", "--path-format=absolute",
@@ -236,7 +249,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		}
 		switch {
 		case len(lines) >= 3 && lines[2] == "true":
-			return nil, exitcode.New(exitcode.Usage, "cannot use a bare repository (%s): git apex needs a working tree; run it in a clone with a checkout", lines[0])
+			return openBareDir(ctx, lines[1])
 		case len(lines) == 3:
 			return nil, exitcode.New(exitcode.Usage, "not inside a git working tree (%s is a git directory): cd to the working tree", dir)
 		case len(lines) == 4:
@@ -253,15 +266,39 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	return openedRepo(lines[0], lines[1], lines[3], lines[4]), nil
 }
 
+// openBareDir opens the bare repository at commonDir, found from its own
+// directory or one below it (a linked worktree's git directory there
+// included): commands run in it, and HEAD is its HEAD.
+func openBareDir(ctx context.Context, commonDir string) (*Repo, error) {
+	out, err := run(ctx, command{dir: commonDir, args: []string{"rev-parse", "--verify", "-q", "HEAD"}, readOnly: true})
+	if gerr := (*Error)(nil); err != nil && !errors.As(err, &gerr) {
+		return nil, err
+	}
+	return openedRepo(commonDir, commonDir, commonDir, strings.TrimSpace(out)), nil
+}
+
 // locatingEnv is the environment of the one git command that finds the
 // repository: the caller's own, GIT_DIR and GIT_WORK_TREE included.
 func locatingEnv() []string {
 	return append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
 }
 
+// openedRepo is the repository whose git directory and common dir git
+// found. A common dir not named .git is no checkout's: the repository is
+// bare (or keeps its git directory apart, which git treats alike: the
+// first entry of `git worktree list` is then the common dir).
 func openedRepo(gitDir, commonDir, toplevel, head string) *Repo {
 	r := &Repo{GitDir: gitDir, CommonDir: commonDir, Toplevel: toplevel, Head: head}
-	r.mainRoot = strings.TrimSuffix(hostpath.RealPath(commonDir), string(os.PathSeparator)+".git")
+	real := hostpath.RealPath(commonDir)
+	r.mainRoot = strings.TrimSuffix(real, string(os.PathSeparator)+".git")
+	r.Bare = r.mainRoot == real
+	r.Name = filepath.Base(r.mainRoot)
+	if r.Bare {
+		r.Name = strings.TrimSuffix(r.Name, ".git")
+		if r.Name == "" || strings.HasPrefix(r.Name, ".") {
+			r.Name = filepath.Base(filepath.Dir(r.mainRoot))
+		}
+	}
 	return r
 }
 
@@ -275,7 +312,8 @@ func (r *Repo) RequireCommits() error {
 
 // MainRoot is the main checkout, computed as git computes the first
 // entry of `git worktree list`: the real path of the common dir without
-// its "/.git". It runs no git.
+// its "/.git"; in a bare repository, which has no main checkout, the
+// bare directory. It runs no git.
 func (r *Repo) MainRoot() string {
 	return r.mainRoot
 }
@@ -283,30 +321,6 @@ func (r *Repo) MainRoot() string {
 // ApexDir is git-apex's own directory inside the common git dir.
 func (r *Repo) ApexDir() string {
 	return r.CommonDir + string(os.PathSeparator) + "apex"
-}
-
-// OpenBare opens the bare repository at dir (git-apex's cached clones).
-func OpenBare(ctx context.Context, dir string) (*Repo, error) {
-	out, err := run(ctx, command{dir: dir, args: []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"}, readOnly: true})
-	if err != nil {
-		return nil, err
-	}
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 2 {
-		return nil, fmt.Errorf("cannot read git rev-parse output: %q", out)
-	}
-	return openedRepo(lines[0], lines[1], lines[0], ""), nil
-}
-
-// CloneDir is where a clone of url is kept under parent: a directory
-// named by a hash of the URL, ending in .git when the clone is bare.
-func CloneDir(parent, url string, bare bool) string {
-	sum := sha256.Sum256([]byte(url))
-	name := hex.EncodeToString(sum[:8])
-	if bare {
-		name += ".git"
-	}
-	return filepath.Join(parent, name)
 }
 
 // Clone makes a clone of url at dir, bare or with a checkout made with no

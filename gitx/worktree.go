@@ -3,16 +3,14 @@ package gitx
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
 	"golang.org/x/term"
 
+	"github.com/git-apex/git-apex/flock"
 	"github.com/git-apex/git-apex/hostpath"
 )
 
@@ -25,6 +23,10 @@ type Worktree struct {
 	Locked     bool
 	LockReason string
 	Prunable   bool // git's own verdict: its directory is gone
+	// Bare marks a bare repository's own entry, always the first: it has
+	// no checkout; Branch and Head are the branch its HEAD names (the one
+	// its worktrees start from, checked out nowhere) and that branch's tip.
+	Bare bool
 }
 
 // Worktrees lists every worktree of the repository, the main checkout first.
@@ -33,7 +35,15 @@ func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseWorktrees(out), nil
+	list := parseWorktrees(out)
+	if len(list) > 0 && list[0].Bare { // the branch HEAD names, once it has a commit
+		out, err := r.readIn(ctx, r.CommonDir, "rev-parse", "HEAD", "--symbolic-full-name", "HEAD")
+		head, name, _ := strings.Cut(strings.TrimSpace(out), "\n")
+		if branch, ok := strings.CutPrefix(name, "refs/heads/"); err == nil && ok {
+			list[0].Head, list[0].Branch = head, branch
+		}
+	}
+	return list, nil
 }
 
 // parseWorktrees reads `git worktree list --porcelain -z`: attributes end
@@ -66,6 +76,8 @@ func parseWorktrees(out string) []Worktree {
 			cur.Locked, cur.LockReason = true, value
 		case "prunable":
 			cur.Prunable = true
+		case "bare":
+			cur.Bare = true
 		}
 	}
 	return list
@@ -82,10 +94,11 @@ func FindWorktree(list []Worktree, path string) (Worktree, bool) {
 	return Worktree{}, false
 }
 
-// WorktreeOnBranch returns the worktree that has branch checked out.
+// WorktreeOnBranch returns the worktree that has branch checked out (a
+// bare repository's HEAD branch is checked out nowhere).
 func WorktreeOnBranch(list []Worktree, branch string) (Worktree, bool) {
 	for _, wt := range list {
-		if branch != "" && wt.Branch == branch {
+		if branch != "" && wt.Branch == branch && !wt.Bare {
 			return wt, true
 		}
 	}
@@ -115,39 +128,11 @@ func (r *Repo) Lock(ctx context.Context) (*Locked, error) {
 	if err := os.MkdirAll(r.ApexDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %w", r.ApexDir(), err)
 	}
-	f, err := LockFile(ctx, filepath.Join(r.ApexDir(), "repo.lock"))
+	f, err := flock.Take(ctx, filepath.Join(r.ApexDir(), "repo.lock"))
 	if err != nil {
 		return nil, err
 	}
 	return &Locked{Repo: r, file: f}, nil
-}
-
-// LockFile takes an advisory flock on the file name (made if missing),
-// waiting for other processes until ctx ends; closing the file releases
-// it, as does the process's exit.
-func LockFile(ctx context.Context, name string) (*os.File, error) {
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open lock file: %w", err)
-	}
-	wait := time.Millisecond
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("cannot lock %s: %w", name, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(wait*2, 50*time.Millisecond)
-	}
 }
 
 // Unlock releases the lock.

@@ -2,11 +2,16 @@ package hostexec
 
 import "golang.org/x/sys/unix"
 
+// sZomb is the state of a zombie in the kernel's process table (SZOMB
+// in sys/proc.h).
+const sZomb = 5
+
 // startTime is a process's start time (microseconds since the epoch, from
-// the kernel's process table), or 0 when it is not running.
+// the kernel's process table), or 0 when it is not running: gone, or a
+// zombie its parent has not reaped yet.
 func startTime(pid int) int64 {
 	info, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
-	if err != nil || info.Proc.P_pid != int32(pid) {
+	if err != nil || info.Proc.P_pid != int32(pid) || info.Proc.P_stat == sZomb {
 		return 0
 	}
 	t := info.Proc.P_starttime

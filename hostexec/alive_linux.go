@@ -3,10 +3,13 @@ package hostexec
 import "strconv"
 
 // startTime is a process's start time (clock ticks since boot, from
-// /proc), or 0 when it is not running.
+// /proc), or 0 when it is not running: gone, or a zombie (dead, with
+// nothing open) that its parent has not reaped yet. A killed process
+// whose parent died with it stays a zombie until init reaps it, which an
+// init in a container may never do.
 func startTime(pid int) int64 {
 	fields := stat(pid)
-	if len(fields) < 20 {
+	if len(fields) < 20 || fields[0] == "Z" || fields[0] == "X" {
 		return 0
 	}
 	start, _ := strconv.ParseInt(fields[19], 10, 64)

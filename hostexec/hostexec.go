@@ -10,11 +10,13 @@
 //     size, reach it as they would without git-apex, which waits for it
 //     and never ends it for a key typed there);
 //   - at its timeout or when ctx ends it gets Stop (SIGTERM by default;
-//     the whole group unless Foreground), then SIGKILL after Grace;
+//     the whole group unless Foreground), then SIGKILL after Grace: the
+//     whole group again, should any of it outlive the command itself;
 //   - its exit status is its exit code, 128+n when signal n ended it, and
 //     -1 when it could not be started.
 //
-// It also tells whether a process named by PID and start time still runs.
+// It also tells whether a process named by PID and start time still runs,
+// and which processes are left of a process group (Group).
 package hostexec
 
 import (
@@ -44,6 +46,9 @@ type Command struct {
 	// While it runs in the terminal's foreground, git-apex ignores the
 	// SIGINT and SIGQUIT the terminal sends (see SignalContext).
 	Foreground bool
+	// Started, when set, is told the command's process group once it
+	// runs (not called for a Foreground command, which has none).
+	Started func(Group)
 }
 
 // Run runs c to its end, its timeout or the end of ctx, and returns its
@@ -67,6 +72,8 @@ func Run(ctx context.Context, c Command) (int, error) {
 	}
 	if c.Foreground {
 		defer holdTerminal()()
+	} else if c.Started != nil {
+		c.Started(GroupOf(cmd.Process.Pid))
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -90,14 +97,34 @@ func Run(ctx context.Context, c Command) (int, error) {
 		}
 	}
 	signal(stop)
+	kill := time.After(grace)
 	var err error
 	select {
 	case err = <-done:
-	case <-time.After(grace):
+	case <-kill:
 		signal(syscall.SIGKILL)
 		err = <-done
+		kill = nil
+	}
+	if !c.Foreground && kill != nil {
+		endGroup(cmd.Process.Pid, kill)
 	}
 	return Status(err), ctx.Err()
+}
+
+// endGroup waits until the process group pgid, whose leader has ended, has
+// no process left, and sends it SIGKILL when kill fires before: a process
+// of the group that outlives its leader (one that traps TERM) is ended
+// too.
+func endGroup(pgid int, kill <-chan time.Time) {
+	for groupRuns(pgid) {
+		select {
+		case <-kill:
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Status is the exit status a finished command's error says: 0, its

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,6 +87,39 @@ func TestStopThenKill(t *testing.T) {
 	}
 }
 
+// TestStopEndsTheWholeGroup: the command ends at TERM, but a process it
+// started traps TERM; it is killed with the group after the grace, not
+// left running once the command is gone.
+func TestStopEndsTheWholeGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for i := 0; i < 3000; i++ {
+			if data, err := os.ReadFile(pidFile); err == nil && len(data) > 0 && data[len(data)-1] == '\n' {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	code, err := Run(ctx, Command{
+		Argv:  []string{"sh", "-c", "sh -c 'trap \"\" TERM; while :; do sleep 1; done' & echo $! > " + pidFile + "; wait"},
+		Grace: 300 * time.Millisecond,
+	})
+	if !errors.Is(err, context.Canceled) || code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("Run = %d, %v; want 143 and Canceled", code, err)
+	}
+	data, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	for i := 0; i < 3000 && running(pid); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if running(pid) {
+		t.Errorf("process %d of the command's group, which traps TERM, outlived the stop", pid)
+	}
+}
+
 // TestSignalContext sends this process SIGTERM: the context ends.
 func TestSignalContext(t *testing.T) {
 	ctx, stop := SignalContext(context.Background())
@@ -97,4 +132,29 @@ func TestSignalContext(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("SIGTERM did not end the context")
 	}
+}
+
+// A process that was killed but not yet reaped (a zombie: its parent died
+// with it, or has not waited yet) no longer runs: an intent or a lease it
+// left is recovered now, not once init gets to it.
+func TestZombieIsNotAlive(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid, start := cmd.Process.Pid, startTime(cmd.Process.Pid)
+	if !Alive(pid, start) {
+		t.Fatalf("sleep %d, running, is not alive", pid)
+	}
+	cmd.Process.Kill()
+	for i := 0; Alive(pid, start); i++ { // dead once the kernel has handled the kill
+		if i == 600 {
+			t.Fatalf("sleep %d, killed and not reaped, is alive after a minute", pid)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("sleep %d was reaped before the check (%v): the test proves nothing", pid, err)
+	}
+	cmd.Wait()
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // users is Users's one pass over /proc: for each process, the links of
@@ -111,6 +112,55 @@ func descends(pid, ancestor int) bool {
 // process's, or a zombie (which holds no directory) its parent has not
 // reaped yet.
 func ended(p Process) bool {
-	fields := stat(p.PID)
-	return len(fields) < 20 || fields[19] != strconv.FormatInt(p.start, 10) || fields[0] == "Z" || fields[0] == "X"
+	return startTime(p.PID) != p.start
+}
+
+// members is Group.Members's pass over /proc: each process's group and
+// start time, from its stat.
+func members(g Group) []Process {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var found []Process
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		fields := stat(pid)
+		if len(fields) < 20 || fields[2] != strconv.Itoa(g.ID) || fields[0] == "Z" || fields[0] == "X" {
+			continue
+		}
+		start, _ := strconv.ParseInt(fields[19], 10, 64)
+		if start < g.Start {
+			continue
+		}
+		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
+		found = append(found, Process{PID: pid, Command: strings.TrimSpace(string(comm)), start: start})
+	}
+	return found
+}
+
+// groupRuns reports whether a process of the process group pgid still
+// runs: a zombie (which PID 1 may take its time to reap) does not count.
+func groupRuns(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	group := strconv.Itoa(pgid)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if fields := stat(pid); len(fields) > 2 && fields[2] == group && fields[0] != "Z" && fields[0] != "X" {
+			return true
+		}
+	}
+	return false
 }

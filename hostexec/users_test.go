@@ -3,6 +3,7 @@
 package hostexec
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,5 +130,40 @@ func TestUsersLeavesOtherMounts(t *testing.T) {
 	}
 	if found := UsersOf(dir); len(found) != 0 {
 		t.Errorf("users of %s = %v, want none: the process is in another mount namespace", dir, found)
+	}
+}
+
+// TestGroupMembers runs a command in a group of its own whose leader
+// leaves a child in the background and exits: Members still finds the
+// child by the group the leader named, and a record of the group with a
+// later start time (a reused ID) finds nothing.
+func TestGroupMembers(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child")
+	var g Group
+	code, err := Run(context.Background(), Command{
+		Argv:    []string{"sh", "-c", "sleep 300 & echo $! > " + pidFile},
+		Started: func(started Group) { g = started },
+	})
+	if code != 0 || err != nil || g.ID == 0 || g.Start == 0 {
+		t.Fatalf("Run = %d, %v; group %+v", code, err, g)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+	members := g.Members()
+	if len(members) != 1 || members[0].PID != child {
+		t.Fatalf("Members = %v; want the child %d alone", members, child)
+	}
+	if later := (Group{ID: g.ID, Start: members[0].start + 1}); len(later.Members()) != 0 {
+		t.Errorf("a group recorded as started after its members has %v", later.Members())
+	}
+	if err := End(members, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if left := g.Members(); len(left) != 0 {
+		t.Errorf("after End, Members = %v", left)
 	}
 }

@@ -26,14 +26,17 @@ type Intent struct {
 	Branch    string `json:"branch,omitempty"`
 	NewBranch bool   `json:"new_branch,omitempty"` // start: the branch is made by it, at Start
 	Start     string `json:"start,omitempty"`      // start: the commit it starts from
+	Base      string `json:"base,omitempty"`       // start: the env's base branch
 	// Engine is, on a start in full isolation, the record of the engine
 	// its container is made on (container.Endpoint.Record).
 	Engine string `json:"engine,omitempty"`
 	// DeleteBranch is set on a removal that deletes the branch (checked
 	// before the intent was written).
 	DeleteBranch bool `json:"delete_branch,omitempty"`
-	// Force is set on a removal that discards uncommitted work.
+	// Force is set on a removal that discards uncommitted work; Kept when
+	// it kept some in the trash (before the intent was written).
 	Force    bool  `json:"force,omitempty"`
+	Kept     bool  `json:"kept,omitempty"`
 	PID      int   `json:"pid"`
 	PIDStart int64 `json:"pid_start"`
 

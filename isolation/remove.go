@@ -198,19 +198,13 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		m.r.Notef("%s: ended %s", identity, hostexec.Describe(users))
 		detail += "; ended " + hostexec.Describe(users)
 	}
-	in := &intent.Intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch, Force: opts.Force}
-	if env.Live() && (removeTree || deleteBranch) {
-		if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
-			return nil, err
-		}
-		defer in.Done()
-	}
 	if removeTree {
 		// git worktree remove would check this in a git status of its own,
 		// which no trap.Watch could stop, and refuses any worktree with
-		// submodules: this one counts them. Forced, what it finds is kept
-		// in the trash before it goes, once a full env's container is
-		// stopped (not before the check: a refusal leaves it running).
+		// submodules: this one counts them. Forced, what it finds goes to the
+		// trash before the intent (a killed removal that doctor finishes kept
+		// it), once a full env's container is stopped (not before the check:
+		// a refusal leaves it running).
 		if !opts.Force {
 			if err := dirtyRefusal(); err != nil {
 				return nil, err
@@ -225,6 +219,15 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 				return nil, err
 			}
 		}
+	}
+	in := &intent.Intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch, Force: opts.Force, Kept: res.Trash != nil}
+	if env.Live() && (removeTree || deleteBranch) {
+		if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
+			return nil, err
+		}
+		defer in.Done()
+	}
+	if removeTree {
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env); err != nil {
 			return nil, in.Failed(fmt.Errorf("cannot remove %s: %w", identity, err))
 		}

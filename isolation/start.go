@@ -250,7 +250,7 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 		}
 		p.branch = req.Branch
 	default:
-		if p.branch, err = pol.Branch(id, filepath.Base(mainRoot)); err != nil {
+		if p.branch, err = pol.Branch(id, m.r.Git.Name); err != nil {
 			return nil, err
 		}
 	}
@@ -262,7 +262,7 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 		// The user's own apex.root needs no approval: it is not the
 		// policy's choice.
 		root := m.r.Personal(ctx).Root
-		if p.path, err = pol.EnvPath(root, mainRoot, m.r.Git.CommonDir, id, p.branch); err != nil {
+		if p.path, err = pol.EnvPath(root, mainRoot, m.r.Git.Name, m.r.Git.CommonDir, id, p.branch); err != nil {
 			return nil, err
 		}
 		if err := m.r.CheckEnvPath(pol, p.path, root != "", p.mode == policy.Full); err != nil {
@@ -277,6 +277,9 @@ func (m *Manager) plan(ctx context.Context, req StartRequest) (*plan, error) {
 			p.mode, p.path = policy.Shared, mainRoot
 			p.fallback = strings.TrimPrefix(p.fallback+"; then ", "; then ") + "no worktree can be made: " + reason
 		}
+	}
+	if p.mode == policy.Shared && m.r.Git.Bare {
+		return nil, exitcode.New(exitcode.Usage, "cannot start %s in shared isolation%s: %s is a bare repository, with no main checkout to share; use --isolation worktree or full", id, strings.TrimPrefix(" ("+p.fallback+")", " ()"), mainRoot)
 	}
 	return p, nil
 }
@@ -466,7 +469,7 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 		return &StartResult{Env: env, Adopted: true}, nil
 	}
 	in := &intent.Intent{Op: "start", Identity: env.Identity, Path: t.path, Branch: p.branch,
-		NewBranch: p.branch != "" && !t.branchExists, Start: t.start}
+		NewBranch: p.branch != "" && !t.branchExists, Start: t.start, Base: t.base}
 	if p.mode == policy.Full {
 		if ep, err := m.r.Endpoint(ctx); err == nil { // connected by sandbox.Ready
 			in.Engine = ep.Record()

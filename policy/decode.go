@@ -59,8 +59,8 @@ func Load(file string, mustExist bool) (*Policy, error) {
 	return p, nil
 }
 
-// maxPolicySize bounds what is read of a policy file.
-const maxPolicySize = 1 << 20
+// MaxSize bounds what is read of a policy file, in bytes.
+const MaxSize = 1 << 20
 
 // readPolicyFile reads a policy file that must be a regular file: a FIFO
 // or a device would block, or never end. It never waits on the open.
@@ -80,10 +80,10 @@ func readPolicyFile(file string) ([]byte, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("it is not a regular file (%s)", info.Mode().Type())
 	}
-	if info.Size() > maxPolicySize {
-		return nil, fmt.Errorf("it is larger than %d bytes", maxPolicySize)
+	if info.Size() > MaxSize {
+		return nil, fmt.Errorf("it is larger than %d bytes", MaxSize)
 	}
-	return io.ReadAll(io.LimitReader(f, maxPolicySize+1))
+	return io.ReadAll(io.LimitReader(f, MaxSize+1))
 }
 
 // typeError matches the decoder's messages for values of the wrong type.

@@ -55,12 +55,19 @@ type HostSettings struct {
 	User string `json:"user,omitempty"`
 	// Bounds are the limits the policy lifts (Policy.Bounds), by key.
 	Bounds map[string]string `json:"bounds,omitempty"`
+	// Where are, when there are Commands, the policy's choices of mode
+	// (isolation.default, isolation.strict, each override and each
+	// workflow's isolation), which decide whether a command runs in a
+	// full environment's container or on the host: a commit that moves
+	// approved commands out of the container needs approval again.
+	Where []string `json:"where,omitempty"`
 }
 
 // HostSettings collects the policy's host settings for the main checkout
-// at mainRoot, resolving the paths it names with the file system (a
-// few lstat calls; nothing is read).
-func (p *Policy) HostSettings(mainRoot string) HostSettings {
+// at mainRoot (a bare repository's directory when it has none) named
+// repo, resolving the paths it names with the file system (a few lstat
+// calls; nothing is read).
+func (p *Policy) HostSettings(mainRoot, repo string) HostSettings {
 	h := HostSettings{Commands: map[string][]string{}, Volumes: p.Container.Volumes}
 	add := func(key string, cmds []string) {
 		if len(cmds) > 0 {
@@ -98,7 +105,7 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 			h.CopyIn = append(h.CopyIn, glob)
 		}
 	}
-	written := p.EnvRoot(checkout)
+	written := p.EnvRoot(checkout, repo)
 	target := hostpath.RealPath(written)
 	if root := filepath.Clean(p.Worktree.Root); filepath.IsAbs(root) || root == "../.." || strings.HasPrefix(root, "../../") ||
 		!BesideCheckout(target, checkout) {
@@ -113,7 +120,25 @@ func (p *Policy) HostSettings(mainRoot string) HostSettings {
 		h.User = p.Container.User
 	}
 	h.Bounds = p.Bounds()
+	if len(h.Commands) > 0 {
+		h.Where = p.modeChoices()
+	}
 	return h
+}
+
+// modeChoices lists the policy's choices of isolation mode, one
+// "key = value" each, in a fixed order.
+func (p *Policy) modeChoices() []string {
+	choices := []string{fmt.Sprintf("isolation.default = %s", p.Isolation.Default), fmt.Sprintf("isolation.strict = %t", p.Isolation.Strict)}
+	for _, name := range sortedKeys(p.Isolation.Overrides) {
+		choices = append(choices, fmt.Sprintf("isolation.overrides.%s = %s", name, p.Isolation.Overrides[name]))
+	}
+	for _, name := range sortedKeys(p.Workflow) {
+		if m := p.Workflow[name].Isolation; m != "" {
+			choices = append(choices, fmt.Sprintf("workflow.%s.isolation = %s", name, m))
+		}
+	}
+	return choices
 }
 
 // BesideCheckout reports whether an environment root that really leads
@@ -223,6 +248,9 @@ func (h HostSettings) Lines() []string {
 	}
 	for _, k := range sortedKeys(h.Bounds) {
 		lines = append(lines, fmt.Sprintf("%s: %s (a bound lifted: without approval the default is used)", k, h.Bounds[k]))
+	}
+	if len(h.Where) > 0 {
+		lines = append(lines, "where the commands run (full: in the container; worktree, shared: on the host): "+strings.Join(h.Where, ", "))
 	}
 	return lines
 }

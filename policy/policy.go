@@ -171,6 +171,10 @@ type Pool struct {
 	// engine ([batch].engines, else the repository's own) for full
 	// isolation batch tasks to take; 0: none.
 	Containers int `toml:"containers"`
+	// Max is the most slots the pool holds, whatever asks for more:
+	// `pool warm --size`, a batch's parallelism, warm containers' slots;
+	// 0: no cap but the size asked (a batch makes up to its parallelism).
+	Max int `toml:"max"`
 }
 
 // Default returns the built-in policy, used when there is no .apex.toml

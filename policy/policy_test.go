@@ -192,12 +192,12 @@ func TestBranchAndPath(t *testing.T) {
 	if b, err := p.Branch(Identity{"bugfix", "y.lock"}, "repo"); exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("Branch of y.lock = %q, %v", b, err)
 	}
-	path, err := p.EnvPath("", "/src/my repo", "/src/my repo/.git", id, "feature/x")
+	path, err := p.EnvPath("", "/src/my repo", "my repo", "/src/my repo/.git", id, "feature/x")
 	if err != nil || path != "/src/my repo.worktrees/feature-x" {
 		t.Errorf("EnvPath = %q, %v", path, err)
 	}
 	p.Worktree.Root = ".git/envs"
-	if _, err := p.EnvPath("", "/src/r", "/src/r/.git", id, "x"); exitcode.Of(err) != exitcode.Policy {
+	if _, err := p.EnvPath("", "/src/r", "r", "/src/r/.git", id, "x"); exitcode.Of(err) != exitcode.Policy {
 		t.Errorf("path inside .git accepted: %v", err)
 	}
 }
@@ -231,7 +231,7 @@ func BenchmarkResolve(b *testing.B) {
 		if _, err := p.Branch(id, "repo"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := p.EnvPath("", "/src/repo", "/src/repo/.git", id, "feature/my-branch"); err != nil {
+		if _, err := p.EnvPath("", "/src/repo", "repo", "/src/repo/.git", id, "feature/my-branch"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -274,7 +274,7 @@ func TestHostSettingsFollowLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := p.HostSettings(checkout)
+	plain := p.HostSettings(checkout, filepath.Base(checkout))
 	if !plain.Empty() || !plain.ForFull() {
 		t.Fatalf("no link, yet host settings: %v", plain.Lines())
 	}
@@ -286,7 +286,7 @@ func TestHostSettingsFollowLinks(t *testing.T) {
 	}
 	link("keys", "../../home/.ssh")
 	link("envs", "../../home/.vim")
-	h := p.HostSettings(checkout)
+	h := p.HostSettings(checkout, filepath.Base(checkout))
 	want := []string{
 		"worktree.copy: keys/* (a symbolic link leads it to " + filepath.Join(dir, "home", ".ssh") + ")",
 		"worktree.copy (into full environments' containers): .env",
@@ -297,7 +297,7 @@ func TestHostSettingsFollowLinks(t *testing.T) {
 		t.Errorf("got %q, want %q", h.Lines(), want)
 	}
 	link("keys", "../../home/.vim")
-	if again := p.HostSettings(checkout); again.Hash() == h.Hash() {
+	if again := p.HostSettings(checkout, filepath.Base(checkout)); again.Hash() == h.Hash() {
 		t.Error("retargeting a link kept the hash")
 	}
 }
@@ -335,7 +335,7 @@ func TestBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := low.Bounds(); b != nil || !low.HostSettings(t.TempDir()).Empty() {
+	if b := low.Bounds(); b != nil || !low.HostSettings(t.TempDir(), "repo").Empty() {
 		t.Errorf("lowered bounds count as lifted: %v", b)
 	}
 	p, err := Decode(".apex.toml", "[container]\nexchange_timeout = \"15250w\"\nmax_transfer = \"2g\"\n[pool]\nsize = 1000\ncontainers = 65\n")
@@ -346,7 +346,7 @@ func TestBounds(t *testing.T) {
 	if got := p.Bounds(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Bounds() = %v, want %v", got, want)
 	}
-	host := p.HostSettings(t.TempDir())
+	host := p.HostSettings(t.TempDir(), "repo")
 	if host.Empty() || len(host.Lines()) != 4 {
 		t.Errorf("lifted bounds are no host settings: %q", host.Lines())
 	}
@@ -355,7 +355,7 @@ func TestBounds(t *testing.T) {
 	if p.Container.ExchangeTimeout != def.ExchangeTimeout || p.Container.MaxTransfer != def.MaxTransfer || p.Pool.Size != PoolCap || p.Pool.Containers != PoolCap {
 		t.Errorf("KeepBounds left %v %v %d %d", p.Container.ExchangeTimeout, p.Container.MaxTransfer, p.Pool.Size, p.Pool.Containers)
 	}
-	if again := p.HostSettings(t.TempDir()); again.Hash() != host.Hash() {
+	if again := p.HostSettings(t.TempDir(), "repo"); again.Hash() != host.Hash() {
 		t.Error("kept bounds changed what an approval covers")
 	}
 	for _, text := range []string{"[pool]\nsize = 1001\n", "[pool]\ncontainers = 1000000000\n"} {

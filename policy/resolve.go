@@ -68,13 +68,14 @@ func (p *Policy) Branch(id Identity, repo string) (string, error) {
 
 // EnvPath returns where an identity's environment lives: the expanded
 // root (the user's apex.root, or [worktree].root when that is ""),
-// relative to the main checkout, joined with the identity. It refuses a
-// path inside the repository's git directory.
-func (p *Policy) EnvPath(root, mainRoot, commonDir string, id Identity, branch string) (string, error) {
+// relative to the main checkout (a bare repository's directory when it
+// has none), joined with the identity; repo is the repository's name
+// ({repo}). It refuses a path inside the repository's git directory.
+func (p *Policy) EnvPath(root, mainRoot, repo, commonDir string, id Identity, branch string) (string, error) {
 	if root == "" {
 		root = p.Worktree.Root
 	}
-	root = expand(root, templateValues(id, filepath.Base(mainRoot), branch))
+	root = expand(root, templateValues(id, repo, branch))
 	if !filepath.IsAbs(root) {
 		root = filepath.Join(mainRoot, root)
 	}
@@ -109,10 +110,10 @@ func within(path, dir string) bool {
 }
 
 // EnvRoot is the directory envs are made under: the policy's root up to
-// its first placeholder other than {repo}, for the main checkout at
-// mainRoot.
-func (p *Policy) EnvRoot(mainRoot string) string {
-	root := strings.ReplaceAll(p.Worktree.Root, "{repo}", filepath.Base(mainRoot))
+// its first placeholder other than {repo}, for the main checkout (or
+// bare repository) at mainRoot named repo.
+func (p *Policy) EnvRoot(mainRoot, repo string) string {
+	root := strings.ReplaceAll(p.Worktree.Root, "{repo}", repo)
 	if i := strings.IndexByte(root, '{'); i >= 0 {
 		root = filepath.Dir(root[:i] + "x")
 	}

@@ -102,6 +102,9 @@ size = 0
 # Warm containers kept on each engine ([batch].engines, else this
 # machine's) for batch tasks in full isolation; 0 means none.
 containers = 0
+# The most slots the pool holds, whatever asks for more (pool warm --size,
+# a batch's parallelism); 0 means no cap but the size asked.
+max = 0
 
 [requests]
 # Where "git apex start pr 99" (and review 99) finds the request: "github"

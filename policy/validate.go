@@ -110,6 +110,12 @@ func (p *Policy) validate() *Error {
 	if p.Pool.Containers < 0 || p.Pool.Containers > PoolMax {
 		return bad("pool.containers", "must be 0 (no warm containers) to %d, not %d", PoolMax, p.Pool.Containers)
 	}
+	if p.Pool.Max < 0 || p.Pool.Max > PoolMax {
+		return bad("pool.max", "must be 0 (no cap) to %d, not %d", PoolMax, p.Pool.Max)
+	}
+	if m := p.Pool.Max; m > 0 && (p.Pool.Size > m || p.Pool.Containers > m) {
+		return bad("pool.max", "%d is fewer slots than [pool].size (%d) or [pool].containers (%d) keep: raise it, or lower them", m, p.Pool.Size, p.Pool.Containers)
+	}
 	return nil
 }
 

@@ -60,9 +60,6 @@ func (p *Pool) Commit(ctx context.Context) (string, error) {
 	}
 	base := pol.Worktree.Base
 	if base == "" {
-		if p.r.Git.Head == "" { // a bare clone: its HEAD
-			return p.r.Git.Commit(ctx, "HEAD")
-		}
 		worktrees, err := p.r.Git.Worktrees(ctx)
 		if err != nil {
 			return "", err
@@ -72,6 +69,14 @@ func (p *Pool) Commit(ctx context.Context) (string, error) {
 		}
 	}
 	return p.r.Git.Commit(ctx, base)
+}
+
+// maxSlots is limit, or pol's [pool].max when that is set and lower.
+func maxSlots(pol *policy.Policy, limit int) int {
+	if m := pol.Pool.Max; m > 0 && limit > m {
+		return m
+	}
+	return limit
 }
 
 // Warm makes slots until the pool has size of them (idle or leased).
@@ -137,19 +142,32 @@ func (p *Pool) newSlot(ctx context.Context, commit string, pid int, start int64,
 // returns how many it reclaimed. held is the repository lock when the
 // caller holds it (the lock is not reentrant), else nil. Whether a dead
 // holder ran a container in its slot is not recorded, so each is reset
-// as a contained slot is: trusting nothing in it.
+// as a contained slot is: trusting nothing in it. A dead holder's lease
+// first passes to this process (state.SlotTable.Takeover): of processes
+// reclaiming at once (`pool status`, waiting batches, doctor), one
+// reclaims each slot and the others pass over it, to wait for it or take
+// another; and a reclaim cut short leaves the slot leased to a dead
+// holder again, for the next.
 func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 	slots, err := p.r.Store.Pool().All(ctx)
 	if err != nil {
 		return 0, err
 	}
+	pid, start := hostexec.Self()
 	n := 0
 	for _, s := range slots {
 		if !s.Leased() || holderAlive(s) {
 			continue
 		}
-		p.reclaimDead(ctx, s)
-		if err := p.resetSlot(ctx, held, s, true); err != nil {
+		taken, err := p.r.Store.Pool().Takeover(ctx, s.ID, s.HolderPID, s.HolderStart, pid, start)
+		if err != nil {
+			return n, err
+		}
+		if taken == nil { // another process reclaims it
+			continue
+		}
+		p.reclaimDead(ctx, taken)
+		if err := (cleaner{p}).resetTask(ctx, held, taken, true, true); err != nil {
 			return n, err
 		}
 		n++
@@ -180,6 +198,12 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 			return fmt.Errorf("cannot reset pool slot %s: %w", s.Path, err)
 		}
 	}
+	return p.drop(ctx, held, s)
+}
+
+// drop removes a slot's worktree and forgets the slot. held is the
+// repository lock when the caller holds it, else nil.
+func (p *Pool) drop(ctx context.Context, held *gitx.Locked, s *state.Slot) error {
 	lk := held
 	if lk == nil {
 		var err error
@@ -204,14 +228,28 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 	return slots, n, err
 }
 
-// Drain removes the idle slots and returns how many, and the trash
-// entries it kept of them (see removeIdle). With all, slots still leased
-// by a running process are then refused (exit 3, naming them): their
-// work is never deleted under them. An idle slot that a process works in
-// (hostexec.Users: one left by a batch task, a shell) is kept too, and
-// refused naming it, unless kill: then it is ended first (SIGTERM, then
-// SIGKILL after [remove].kill_grace).
+// Drain removes the idle slots, those of the pools of the repository's
+// cached clones (a batch task's `repo =`) too, and returns how many, and
+// the trash entries it kept of them (see removeIdle). With all, slots
+// still leased by a running process are then refused (exit 3, naming
+// them): their work is never deleted under them. An idle slot that a
+// process works in (hostexec.Users: one left by a batch task, a shell)
+// is kept too, and refused naming it, unless kill: then it is ended
+// first (SIGTERM, then SIGKILL after [remove].kill_grace).
 func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
+	n, kept, err := p.drainOwn(ctx, all, kill)
+	clones, cerr := repo.OpenClones(ctx, p.r)
+	err = errors.Join(err, cerr)
+	for _, c := range clones {
+		cn, ckept, cerr := New(c).drainOwn(ctx, all, kill)
+		c.Close()
+		n, kept, err = n+cn, append(kept, ckept...), errors.Join(err, cerr)
+	}
+	return n, kept, err
+}
+
+// drainOwn is Drain of this repository's own pool.
+func (p *Pool) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
 	if _, err := p.Reclaim(ctx, nil); err != nil {
 		return 0, nil, err
 	}
@@ -272,16 +310,13 @@ func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, e
 
 // removeIdle removes an idle slot's worktree. A release leaves it clean,
 // so what git finds changed in it was changed by hand: that is kept in
-// the trash first, as the work of the identity task-<slot>, which
-// `git apex restore` makes into an env at the slot's commit. A slot a
-// warm container was made for holds nothing of the user's, and goes as
-// it is.
+// the trash first (keepChanged). A slot a warm container was made for
+// holds nothing of the user's, and goes as it is.
 func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) (*trash.Entry, error) {
 	var kept *trash.Entry
 	if !warm && hostpath.Exists(s.Path) {
-		what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
 		var err error
-		if kept, err = trash.Record(ctx, lk, what, false, p.r.Store.Now()); err != nil {
+		if kept, err = (cleaner{p}).keepChanged(ctx, lk, s, false); err != nil {
 			return nil, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
 		}
 	}
@@ -307,9 +342,15 @@ func (l *Lease) Warm() bool { return l.warm.Container != "" }
 func (l *Lease) Path() string { return l.Slot.Path }
 
 // Acquire leases a slot at commit: an idle one, else a new one while the
-// pool has fewer than limit slots, else it waits (until timeout) for one
-// to be released. Switching the slot costs what differs from its commit.
+// pool has fewer than limit slots (and than [pool].max), else it waits
+// (until timeout) for one to be released. Switching the slot costs what
+// differs from its commit.
 func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout time.Duration) (*Lease, error) {
+	pol, err := p.r.Policy()
+	if err != nil {
+		return nil, err
+	}
+	limit = maxSlots(pol, limit)
 	pid, start := hostexec.Self()
 	deadline := time.Now().Add(timeout)
 	waiting := ""
@@ -346,9 +387,12 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			}
 		}
 		if slot != nil {
-			if err := p.r.Git.CheckoutDetached(ctx, slot.Path, commit); err != nil {
-				p.Release(context.WithoutCancel(ctx), &Lease{Slot: slot})
+			ok, err := cleaner{p}.ready(ctx, slot, commit)
+			if err != nil {
 				return nil, err
+			}
+			if !ok {
+				continue // removed: another
 			}
 			return &Lease{Slot: slot, commit: commit}, nil
 		}
@@ -366,13 +410,14 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 	}
 }
 
-// Release resets a leased slot (changes, untracked and ignored files, in
-// submodules too) to its pool commit and makes it idle.
+// Release ends what the lease's task left running in its process group,
+// resets the slot (changes, untracked and ignored files, in submodules
+// too) to its pool commit and makes it idle.
 func (p *Pool) Release(ctx context.Context, l *Lease) error {
 	if l.warm != (state.Warm{}) { // the warm container it took: removed, unless its task's DropContainer did
 		p.dropWarm(ctx, &state.Slot{ID: l.Slot.ID, Path: l.Slot.Path, Warm: l.warm}, nil)
 	}
-	return p.resetSlot(ctx, nil, l.Slot, l.contained)
+	return cleaner{p}.resetTask(ctx, nil, l.Slot, l.contained, false)
 }
 
 // Take moves an idle slot without a warm container to path and takes the

@@ -15,7 +15,7 @@ import (
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/flock"
 	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/sandbox"
@@ -56,6 +56,9 @@ func (p *Pool) WarmUp(ctx context.Context, size, containers int) error {
 	}
 	if size == 0 && containers == 0 {
 		return exitcode.New(exitcode.Usage, "no pool size: set [pool].size or [pool].containers in the policy, or pass --size N")
+	}
+	if size > pol.Pool.Max && pol.Pool.Max > 0 {
+		return exitcode.New(exitcode.Usage, "--size %d is more than [pool].max = %d, the most slots the pool holds: ask for fewer, or raise [pool].max in the policy", size, pol.Pool.Max)
 	}
 	if size > 0 {
 		slots, err := p.Warm(ctx, size)
@@ -194,7 +197,7 @@ func (w warmer) make(ctx context.Context, per int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	lock, err := gitx.LockFile(ctx, filepath.Join(w.r.Git.ApexDir(), "pool-warm.lock"))
+	lock, err := flock.Take(ctx, filepath.Join(w.r.Git.ApexDir(), "pool-warm.lock"))
 	if err != nil {
 		return 0, err
 	}
@@ -286,8 +289,12 @@ func (w warmer) warmOne(ctx context.Context, pol *policy.Policy, engine *sandbox
 		return err
 	}
 	if slot == nil {
-		if slot, err = w.newSlot(ctx, commit, pid, start, math.MaxInt); err != nil {
+		limit := maxSlots(pol, math.MaxInt)
+		if slot, err = w.newSlot(ctx, commit, pid, start, limit); err != nil {
 			return err
+		}
+		if slot == nil {
+			return fmt.Errorf("the pool holds [pool].max = %d slots, and none is idle for another", limit)
 		}
 	}
 	l := &Lease{Slot: slot, commit: commit, contained: true}

@@ -25,7 +25,7 @@ type Personal struct {
 func (r *Repo) Personal(ctx context.Context) Personal {
 	if r.personal == nil {
 		values, err := gitx.ConfigValues(ctx, r.Git.MainRoot(), `^(apex\.|color\.ui$|core\.excludesfile$|core\.attributesfile$)`)
-		if err != nil {
+		if err != nil && ctx.Err() == nil { // an interrupt is no cause to warn
 			r.Warnf("cannot read git config apex.*: %v", err)
 		}
 		p := readPersonal(values)

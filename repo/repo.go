@@ -8,6 +8,8 @@ package repo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"maps"
@@ -63,8 +65,9 @@ type Repo struct {
 	enginesMu sync.Mutex
 }
 
-// Open opens the repository containing dir and its state database. The
-// repository must have a working tree and at least one commit.
+// Open opens the repository containing dir and its state database: a
+// working tree's, or a bare repository's (from one of its worktrees or
+// its own directory). The repository must have at least one commit.
 func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 	git, err := gitx.Open(ctx, dir)
 	if err != nil {
@@ -76,14 +79,42 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 	return OpenState(ctx, git, opts)
 }
 
-// OpenBare opens a bare repository (a cached clone the batch runner
-// made) with its own state, for its pool.
-func OpenBare(ctx context.Context, dir string, opts Options) (*Repo, error) {
-	git, err := gitx.OpenBare(ctx, dir)
+// CloneDir is where the batch runner keeps r's cached bare clone of url
+// (a task's `repo =`), each with its own state and pool.
+func CloneDir(r *Repo, url string) string {
+	return ClonePath(filepath.Join(r.Git.ApexDir(), "repos"), url, true)
+}
+
+// ClonePath is where a clone of url is kept under parent: a directory
+// named by a hash of the URL, ending in .git when the clone is bare.
+func ClonePath(parent, url string, bare bool) string {
+	sum := sha256.Sum256([]byte(url))
+	name := hex.EncodeToString(sum[:8])
+	if bare {
+		name += ".git"
+	}
+	return filepath.Join(parent, name)
+}
+
+// OpenClones opens r's cached clones (CloneDir), their warnings and
+// notes going where r's go. The caller closes them.
+func OpenClones(ctx context.Context, r *Repo) ([]*Repo, error) {
+	dirs, err := filepath.Glob(filepath.Join(r.Git.ApexDir(), "repos", "*.git"))
 	if err != nil {
 		return nil, err
 	}
-	return OpenState(ctx, git, opts)
+	var clones []*Repo
+	for _, dir := range dirs {
+		c, err := Open(ctx, dir, Options{Stderr: r.opts.Stderr, StateWait: r.opts.StateWait, Clock: r.opts.Clock})
+		if err != nil {
+			for _, c := range clones {
+				c.Close()
+			}
+			return nil, fmt.Errorf("cannot open the cached clone %s: %w", dir, err)
+		}
+		clones = append(clones, c)
+	}
+	return clones, nil
 }
 
 // OpenState opens the state database of a repository git has opened.
@@ -113,7 +144,8 @@ func (r *Repo) Close() error {
 
 // Policy loads the policy, once: the override file when one was given,
 // else the main checkout's working-tree .apex.toml (uncommitted edits
-// included), else the built-in defaults. An .apex.toml that is a
+// included), or in a bare repository the one committed on its HEAD, else
+// the built-in defaults. An .apex.toml that is a
 // symbolic link leading out of the checkout's files (or into its git
 // directory) is refused unread: its parse errors would show the user's
 // secret file, in a log an agent reads, say.
@@ -121,6 +153,11 @@ func (r *Repo) Policy() (*policy.Policy, error) {
 	if r.policy == nil && r.policyErr == nil {
 		if r.opts.PolicyFile != "" {
 			r.policy, r.policyErr = policy.Load(r.opts.PolicyFile, true)
+		} else if r.Git.Bare {
+			r.policy, r.policyErr = committedPolicy(r.Git)
+			if r.policyErr == nil && r.policy.Bounds() != nil {
+				r.keepBounds(r.policy)
+			}
 		} else {
 			file := filepath.Join(r.Git.MainRoot(), policy.FileName)
 			if real := r.linkedAway(file); real != "" {
@@ -134,6 +171,27 @@ func (r *Repo) Policy() (*policy.Policy, error) {
 		}
 	}
 	return r.policy, r.policyErr
+}
+
+// committedPolicy is a bare repository's policy: the .apex.toml of its
+// HEAD's commit, there being no checkout to read one from; the built-in
+// defaults when that commit has none.
+func committedPolicy(git *gitx.Repo) (*policy.Policy, error) {
+	spec := "HEAD:" + policy.FileName
+	label := git.MainRoot() + " (" + spec + ")"
+	text, found, err := gitx.Committed(context.Background(), git.CommonDir, spec, policy.MaxSize)
+	if err != nil {
+		return nil, &policy.Error{File: label, Msg: "cannot read it: " + err.Error()}
+	}
+	if !found {
+		return policy.Default(), nil
+	}
+	pol, err := policy.Decode(label, text)
+	if err != nil {
+		return nil, err
+	}
+	pol.File = label
+	return pol, nil
 }
 
 // keepBounds puts the bounds a committed policy lifts back to their

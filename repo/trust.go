@@ -36,7 +36,7 @@ func (r *Repo) TrustedFull(pol *policy.Policy) (bool, policy.HostSettings, error
 
 // trusted is Trusted, and with full TrustedFull.
 func (r *Repo) trusted(pol *policy.Policy, full bool) (bool, policy.HostSettings, error) {
-	host := pol.HostSettings(r.Git.MainRoot())
+	host := pol.HostSettings(r.Git.MainRoot(), r.Git.Name)
 	if host.Empty() && !(full && host.ForFull()) {
 		return true, host, nil
 	}
@@ -76,7 +76,7 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 	if err != nil {
 		return host, false, err
 	}
-	host = pol.HostSettings(r.Git.MainRoot())
+	host = pol.HostSettings(r.Git.MainRoot(), r.Git.Name)
 	if !host.ForFull() {
 		return host, false, nil
 	}
@@ -113,7 +113,7 @@ func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal, full bool
 		}
 		return nil
 	}
-	host := pol.HostSettings(mainRoot)
+	host := pol.HostSettings(mainRoot, r.Git.Name)
 	if full && host.RootInside != "" {
 		trusted, _, err := r.TrustedFull(pol)
 		if err != nil {
@@ -125,7 +125,7 @@ func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal, full bool
 		}
 	}
 	if host.Root == "" {
-		free := hostpath.RealPath(pol.EnvRoot(checkout))
+		free := hostpath.RealPath(pol.EnvRoot(checkout, r.Git.Name))
 		if hostpath.Within(real, checkout) || hostpath.Within(real, free) {
 			return nil
 		}
@@ -142,7 +142,7 @@ func (r *Repo) CheckEnvPath(pol *policy.Policy, path string, personal, full bool
 	}
 	approved := host.RootTarget
 	if approved == "" {
-		approved = pol.EnvRoot(checkout)
+		approved = pol.EnvRoot(checkout, r.Git.Name)
 	}
 	if hostpath.Within(real, parent) || hostpath.Within(real, approved) {
 		return nil

@@ -14,8 +14,24 @@ func (s *Service) Unlink(ctx context.Context, alias string) (*Env, error) {
 }
 
 // Annotate sets keys of a live env's metadata ("" deletes one) and
-// records an event of kind with detail.
+// records an event of kind with detail. It reads and writes the record
+// under the repository lock, so that it never undoes another process's
+// change to the env; it is the same in every isolation mode.
 func (s *Service) Annotate(ctx context.Context, identity string, meta map[string]string, kind, detail string) error {
-	_, err := s.m.Annotate(ctx, identity, meta, kind, detail)
-	return identityError(err)
+	lk, env, _, err := s.r.LockedEnv(ctx, identity)
+	if err != nil {
+		return identityError(err)
+	}
+	defer lk.Unlock()
+	if env.Metadata == nil {
+		env.Metadata = map[string]string{}
+	}
+	for k, v := range meta {
+		if v == "" {
+			delete(env.Metadata, k)
+		} else {
+			env.Metadata[k] = v
+		}
+	}
+	return s.r.Store.Save(ctx, env, kind, detail)
 }

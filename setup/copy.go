@@ -32,6 +32,10 @@ import (
 func copyFiles(r *repo.Repo, envPath string, globs, outside []string, trusted, contained bool) ([]string, error) {
 	var written []string
 	mainRoot := r.Git.MainRoot()
+	if r.Git.Bare && len(globs) > 0 { // its directory holds git's files, not the project's
+		r.Warnf("not copying worktree.copy's files: %s is a bare repository, with no main checkout to copy them from", mainRoot)
+		return nil, nil
+	}
 	checkout := hostpath.RealPath(mainRoot)
 	for _, glob := range globs {
 		leaves := slices.Contains(outside, glob)

@@ -17,6 +17,10 @@ type Slot struct {
 	LeasedAt    time.Time
 	CreatedAt   time.Time
 	Warm        Warm // its warm container; zero: none
+	// TaskGroup and TaskStart name the process group a task of the holder
+	// runs in there (its leader's PID and start time); 0: none recorded.
+	TaskGroup int
+	TaskStart int64
 }
 
 // Warm is a container made ahead for a slot at its pool commit, for a
@@ -30,13 +34,13 @@ type Warm struct {
 // Leased reports whether a process holds the slot.
 func (s *Slot) Leased() bool { return s.HolderPID != 0 }
 
-const slotColumns = `id, path, pool_commit, holder_pid, holder_start, leased_at, created_at, warm_engine, warm_container, warm_spec`
+const slotColumns = `id, path, pool_commit, holder_pid, holder_start, leased_at, created_at, warm_engine, warm_container, warm_spec, task_pgid, task_start`
 
 func scanSlot(row scanner) (*Slot, error) {
 	var s Slot
 	var leased, created int64
 	if err := row.Scan(&s.ID, &s.Path, &s.PoolCommit, &s.HolderPID, &s.HolderStart, &leased, &created,
-		&s.Warm.Engine, &s.Warm.Container, &s.Warm.Spec); err != nil {
+		&s.Warm.Engine, &s.Warm.Container, &s.Warm.Spec, &s.TaskGroup, &s.TaskStart); err != nil {
 		return nil, err
 	}
 	if leased != 0 {
@@ -138,10 +142,40 @@ func (t SlotTable) SetWarm(ctx context.Context, id int64, w Warm) error {
 	})
 }
 
-// Free makes a slot idle at commit.
+// Takeover gives a holder the slot id if the holder named by pid and
+// start (one that died) still holds it, in one write transaction: of
+// processes reclaiming a dead holder's slot at once, one gets it, and the
+// others nil. The task group recorded stays, for the new holder to end.
+func (t SlotTable) Takeover(ctx context.Context, id int64, deadPID int, deadStart int64, pid int, start int64) (*Slot, error) {
+	var sl *Slot
+	err := t.s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE slots SET holder_pid = ?, holder_start = ?, leased_at = ?
+			WHERE id = ? AND holder_pid = ? AND holder_start = ?`, pid, start, t.s.now().UnixMilli(), id, deadPID, deadStart)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		sl, err = scanSlot(tx.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM slots WHERE id = ?`, id))
+		return err
+	})
+	return sl, err
+}
+
+// SetTask records the process group a task runs in, in a leased slot.
+func (t SlotTable) SetTask(ctx context.Context, id int64, pgid int, start int64) error {
+	return t.s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE slots SET task_pgid = ?, task_start = ? WHERE id = ?`, pgid, start, id)
+		return err
+	})
+}
+
+// Free makes a slot idle at commit, with no task group recorded.
 func (t SlotTable) Free(ctx context.Context, id int64, commit string) error {
 	return t.s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE slots SET holder_pid = 0, holder_start = 0, leased_at = 0, pool_commit = ? WHERE id = ?`, commit, id)
+		_, err := tx.ExecContext(ctx, `UPDATE slots SET holder_pid = 0, holder_start = 0, leased_at = 0, task_pgid = 0, task_start = 0,
+			pool_commit = ? WHERE id = ?`, commit, id)
 		return err
 	})
 }

@@ -110,6 +110,11 @@ var migrations = []string{
 	// record: its address, context and TLS material); '' for an env made
 	// before, until its container is found.
 	`ALTER TABLE envs ADD COLUMN engine TEXT NOT NULL DEFAULT '';`,
+
+	// 8: the process group of the task working in a leased slot (its
+	// leader's PID and start time), ended before the slot is reset.
+	`ALTER TABLE slots ADD COLUMN task_pgid INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE slots ADD COLUMN task_start INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema this binary writes.

@@ -191,3 +191,48 @@ func TestCheckFindsPageDamage(t *testing.T) {
 		t.Fatalf("Check = %v, want the damage to page 3", err)
 	}
 }
+
+// TestTakeoverHasOneWinner has many processes' worth of goroutines take
+// over the same dead holder's slot at once: exactly one gets it, with the
+// task group recorded; the rest get nil.
+func TestTakeoverHasOneWinner(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "state.db"))
+	slot, err := s.Pool().Add(ctx, "/p/slot-1", "abc", 41, 4100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Pool().SetTask(ctx, slot.ID, 42, 4200); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	won := make(chan *Slot, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := s.Pool().Takeover(ctx, slot.ID, 41, 4100, 100+i, 1)
+			if err != nil {
+				t.Error(err)
+			}
+			if got != nil {
+				won <- got
+			}
+		}()
+	}
+	wg.Wait()
+	close(won)
+	var winners []*Slot
+	for w := range won {
+		winners = append(winners, w)
+	}
+	if len(winners) != 1 || winners[0].TaskGroup != 42 || winners[0].TaskStart != 4200 || winners[0].HolderPID < 100 {
+		t.Fatalf("winners = %+v; want one, holding the task group", winners)
+	}
+	if err := s.Pool().Free(ctx, slot.ID, "abc"); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := s.Pool().All(ctx); all[0].Leased() || all[0].TaskGroup != 0 {
+		t.Errorf("after Free: %+v", all[0])
+	}
+}

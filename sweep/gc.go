@@ -144,7 +144,7 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 			known[hostpath.RealPath(e.Path)] = true
 		}
 	}
-	root := pol.EnvRoot(sw.r.Git.MainRoot())
+	root := pol.EnvRoot(sw.r.Git.MainRoot(), sw.r.Git.Name)
 	var items []GCItem
 	prunable := false
 	for _, wt := range worktrees[1:] {

@@ -111,18 +111,24 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*E
 	if workTree == headTree && indexTree == headTree {
 		return nil, nil
 	}
-	files, err := changedPaths(ctx, lk, dir, headTree, indexTree, workTree)
+	files, err := changedPaths(ctx, lk, headTree, indexTree, workTree)
 	if err != nil {
 		return nil, err
 	}
 	e := what
 	e.Path, e.Head, e.Files, e.At, e.NotKept = dir, head, files, now.UTC().Truncate(time.Millisecond), nested
+	return keep(ctx, lk, e, indexTree, workTree)
+}
+
+// keep writes the entry e (all but its Ref and Commit filled) as the
+// commits of the trees index and work on e.Head, and its ref.
+func keep(ctx context.Context, lk *gitx.Locked, e Entry, indexTree, workTree string) (*Entry, error) {
 	e.Ref = fmt.Sprintf("%s%s/%d", Prefix, e.Identity, e.At.UnixMilli())
-	index, err := tree(ctx, lk, dir, committer, "commit-tree", indexTree, "-p", head, "-m", "git-apex trash: index of "+e.Identity)
+	index, err := tree(ctx, lk, lk.CommonDir, committer, "commit-tree", indexTree, "-p", e.Head, "-m", "git-apex trash: index of "+e.Identity)
 	if err != nil {
 		return nil, err
 	}
-	if e.Commit, err = tree(ctx, lk, dir, committer, "commit-tree", workTree, "-p", head, "-p", index, "-m", message(e)); err != nil {
+	if e.Commit, err = tree(ctx, lk, lk.CommonDir, committer, "commit-tree", workTree, "-p", e.Head, "-p", index, "-m", message(e)); err != nil {
 		return nil, err
 	}
 	if err := lk.SetRef(ctx, lk.CommonDir, e.Ref, e.Commit, ""); err != nil {
@@ -148,17 +154,9 @@ func workingTree(ctx context.Context, lk *gitx.Locked, dir string) (string, []st
 	if err != nil {
 		return "", nil, err
 	}
-	untracked, err := lk.Run(ctx, dir, nil, "ls-files", "-z", "--others", "--exclude-standard")
+	nested, err := nestedRepos(ctx, lk, dir, nil)
 	if err != nil {
 		return "", nil, err
-	}
-	add := []string{"add", "-A", "--", "."}
-	var nested []string
-	for _, p := range strings.Split(untracked, "\x00") {
-		if strings.HasSuffix(p, "/") { // git lists a nested repository as a directory
-			nested = append(nested, p)
-			add = append(add, ":(exclude,literal)"+p)
-		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(indexFile), "apex-trash-index-")
 	if err != nil {
@@ -169,11 +167,36 @@ func workingTree(ctx context.Context, lk *gitx.Locked, dir string) (string, []st
 		return "", nil, err
 	}
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
-	if _, err := lk.Run(ctx, dir, env, add...); err != nil {
+	if _, err := lk.Run(ctx, dir, env, append([]string{"add", "-A"}, excluding(nested)...)...); err != nil {
 		return "", nil, err
 	}
 	t, err := tree(ctx, lk, dir, env, "write-tree")
 	return t, nested, err
+}
+
+// nestedRepos are the untracked nested repositories in the working tree
+// at dir (as dir/), where git runs with env added.
+func nestedRepos(ctx context.Context, lk *gitx.Locked, dir string, env []string) ([]string, error) {
+	untracked, err := lk.Run(ctx, dir, env, "ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	var nested []string
+	for _, p := range strings.Split(untracked, "\x00") {
+		if strings.HasSuffix(p, "/") { // git lists a nested repository as a directory
+			nested = append(nested, p)
+		}
+	}
+	return nested, nil
+}
+
+// excluding is the pathspec of every file but those under nested.
+func excluding(nested []string) []string {
+	spec := []string{"--", "."}
+	for _, p := range nested {
+		spec = append(spec, ":(exclude,literal)"+p)
+	}
+	return spec
 }
 
 // copyInto fills dst, then closes it, with the file src, if it exists.
@@ -192,10 +215,10 @@ func copyInto(dst *os.File, src string) error {
 
 // changedPaths counts the paths that the index or the working tree
 // changed from the head's tree.
-func changedPaths(ctx context.Context, lk *gitx.Locked, dir, head string, trees ...string) (int, error) {
+func changedPaths(ctx context.Context, lk *gitx.Locked, head string, trees ...string) (int, error) {
 	paths := map[string]bool{}
 	for _, t := range trees {
-		out, err := lk.Run(ctx, dir, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", head, t)
+		out, err := lk.Run(ctx, lk.CommonDir, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", head, t)
 		if err != nil {
 			return 0, err
 		}

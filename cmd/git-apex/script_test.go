@@ -102,6 +102,7 @@ func scriptParams(engine *testEngine) testscript.Params {
 			"dockerd":     cmdDockerd,
 			"stopdockerd": cmdStopDockerd,
 			"rootless":    cmdRootless,
+			"interrupt":   cmdInterrupt,
 		},
 	}
 }

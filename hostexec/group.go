@@ -1,0 +1,26 @@
+package hostexec
+
+// A Group is the process group a command ran in (Command.Started names
+// its leader): its ID (the leader's PID) and the leader's start time. A
+// pool lease records its task's, so that what the task left running
+// when its batch was killed can be found and ended later, after its
+// leader has gone too (see Members).
+type Group struct {
+	ID    int   `json:"id"`
+	Start int64 `json:"start"`
+}
+
+// GroupOf is the group whose leader is pid, which is running.
+func GroupOf(pid int) Group { return Group{ID: pid, Start: startTime(pid)} }
+
+// Members are the processes still in g: those in the process group g.ID
+// that started no earlier than its leader, so that a group whose ID the
+// kernel has handed on since (possible only once every member ended) is
+// not taken for it. Zombies are left out. On Linux it reads /proc;
+// elsewhere it finds only the leader.
+func (g Group) Members() []Process {
+	if g.ID <= 0 {
+		return nil
+	}
+	return members(g)
+}
