@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/words"
 )
 
 // Ref is a resolved reference.
@@ -57,22 +56,6 @@ func (r *Repo) Commit(ctx context.Context, rev string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(out), nil
-}
-
-// BranchHeld fails when branch, in r, has commits that neither base, any
-// other branch, nor a remote holds (Unheld); a branch already gone passes.
-func BranchHeld(ctx context.Context, r *Repo, branch, base string) error {
-	n, err := r.Unheld(ctx, "refs/heads/"+branch, branch)
-	if err != nil {
-		if refs, rerr := r.Refs(ctx, "refs/heads/"+branch); rerr == nil && len(refs) == 0 {
-			return nil
-		}
-		return err
-	}
-	if n > 0 {
-		return fmt.Errorf("branch %s has %s not in %s, any other branch or a remote", branch, words.Count(n, "commit"), base)
-	}
-	return nil
 }
 
 // Unheld counts the commits reachable from rev that no local branch (other

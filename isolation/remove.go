@@ -154,7 +154,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			return nil, refuse("branch %s is checked out in %s; switch that checkout away first", env.Branch, holder.Path)
 		}
 		if !opts.Force && !opts.BranchMerged {
-			if err := gitx.BranchHeld(ctx, lk.Repo, env.Branch, env.Base); err != nil {
+			if err := checkBranchHeld(ctx, lk, env); err != nil {
 				return nil, refuse("%v; merge or push it first, or run `git apex remove --force --delete-branch %s`", err, identity)
 			}
 		}
@@ -251,4 +251,20 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	return res, nil
+}
+
+// checkBranchHeld fails when the env's branch has commits that neither
+// its base, any other branch, nor a remote holds.
+func checkBranchHeld(ctx context.Context, lk *gitx.Locked, env *state.Env) error {
+	n, err := lk.Unheld(ctx, "refs/heads/"+env.Branch, env.Branch)
+	if err != nil {
+		if refs, rerr := lk.Refs(ctx, "refs/heads/"+env.Branch); rerr == nil && len(refs) == 0 {
+			return nil // the branch is already gone
+		}
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("branch %s has %s not in %s, any other branch or a remote", env.Branch, words.Count(n, "commit"), env.Base)
+	}
+	return nil
 }
