@@ -40,6 +40,10 @@ type Runtime interface {
 	// Create makes (and does not start) a container.
 	Create(ctx context.Context, spec ContainerSpec) (string, error)
 	Start(ctx context.Context, id string) error
+	// Stop ends every process of a container at once (SIGKILL) and
+	// returns once they are gone; it keeps the container, which Start
+	// runs again. A missing or stopped one is fine.
+	Stop(ctx context.Context, id string) error
 	// Inspect finds a container; its State is "running", "exited", ...
 	// or "missing" when there is no such container.
 	Inspect(ctx context.Context, id string) (ContainerInfo, error)
@@ -197,6 +201,15 @@ func (d *dockerRuntime) Create(ctx context.Context, s ContainerSpec) (string, er
 
 func (d *dockerRuntime) Start(ctx context.Context, id string) error {
 	_, err := d.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	return err
+}
+
+func (d *dockerRuntime) Stop(ctx context.Context, id string) error {
+	now := 0
+	_, err := d.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Signal: "SIGKILL", Timeout: &now})
+	if cerrdefs.IsNotFound(err) {
+		return nil
+	}
 	return err
 }
 

@@ -2,14 +2,18 @@
 // container engine disagree, and with fix repairs what is safe: drift
 // (through heal), what killed processes left (intents, pool leftovers,
 // orphan sandboxes, stale git locks), missing containers, a damaged state
-// database (rebuilt from git), and the git hooks. It reports; it never
-// removes anyone's work.
+// database (rebuilt from git), what a container planted that git would
+// obey, special files where git opens its own, and the git hooks. It
+// reports; it never removes anyone's work.
 package doctor
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
@@ -18,6 +22,7 @@ import (
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trap"
 )
 
 // Finding is one line of doctor's report.
@@ -41,10 +46,11 @@ func New(r *repo.Repo) *Doctor {
 // Run compares the state, git and the file system and reports where
 // they drift apart. With fix it repairs what is safe: envs whose
 // worktree was deleted, moved or switched by hand, and git's
-// registrations of deleted worktrees. Unknown worktrees, directories that
-// are no longer worktrees, git's lock files and the nested repositories
-// a container planted in a full env's worktree are only reported. The
-// hooks' findings come last.
+// registrations of deleted worktrees, and removes, following no link, the
+// nested repositories and git directories a container planted in a full
+// env's worktree and the special files where git opens its own in any
+// env's. Unknown worktrees, directories that are no longer worktrees and
+// git's lock files are only reported. The hooks' findings come last.
 func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	var out []Finding
 	add := func(check, status, format string, args ...any) {
@@ -110,8 +116,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 			}
 		case drift.Kind == heal.Gitfile:
 			add(e.Identity, "problem", "%s; git-apex runs no git there until `git apex doctor --fix` restores it", drift.Describe(e))
-		case drift.Kind == heal.Trapped:
-			add(e.Identity, "problem", "%s; git-apex runs no git there until then", drift.Describe(e))
+		case drift.Kind == heal.Trapped: // checkTraps reports them, every one
 		case fix && drift.Kind != heal.Stranger:
 			detail := drift.Describe(e)
 			if err := heal.Repair(ctx, d.r, lk, e, drift); err != nil {
@@ -125,7 +130,8 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		}
 	}
 	out = append(out, d.checkContainers(ctx, envs, fix)...)
-	out = append(out, d.checkPlanted(ctx, envs)...)
+	out = append(out, d.checkTraps(envs, fix)...)
+	out = append(out, d.checkPlanted(ctx, envs, fix)...)
 	out = append(out, d.checkPrivate(envs, fix)...)
 	root := pol.EnvRoot(d.r.Git.MainRoot(), d.r.Git.Name)
 	for _, wt := range worktrees[1:] {
@@ -160,10 +166,11 @@ func asksFull(pol *policy.Policy) bool {
 // repositories, .git entries and git directories its container planted
 // anywhere, in tracked, ignored and untracked directories
 // (planted.Anywhere), but the git directories the repository
-// commits: a problem doctor leaves to the user, who may want to look
-// first. Which are committed comes from one git ls-files, where git may
-// run (else every git directory counts).
-func (d *Doctor) checkPlanted(ctx context.Context, envs []*state.Env) []Finding {
+// commits: a problem, which fix removes (planted.Remove: a git
+// directory's own entries, following no link). Which are committed comes
+// from one git ls-files, where git may run (else every git directory
+// counts).
+func (d *Doctor) checkPlanted(ctx context.Context, envs []*state.Env, fix bool) []Finding {
 	var out []Finding
 	for _, e := range envs {
 		if !e.Contained() || !e.Live() {
@@ -173,11 +180,60 @@ func (d *Doctor) checkPlanted(ctx context.Context, envs []*state.Env) []Finding 
 		if len(found) > 0 && heal.CheckGitfile(d.r, e) == nil {
 			found = planted.NotCommitted(ctx, d.r.Git, e.Path, found)
 		}
-		if len(found) > 0 {
-			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: planted.Describe(e.Path, found)})
+		switch {
+		case len(found) == 0:
+		case !fix:
+			out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: planted.Describe(found)})
+		default:
+			out = append(out, removed(e.Identity, "what its container planted that git would obey", quoted(found), planted.Remove(e.Path, found)))
 		}
 	}
 	return out
+}
+
+// checkTraps reports, in each live env's worktree, the special files
+// where git opens its own (trap.Find: git-apex runs no git there while
+// one is at the top, and stops git that meets one deeper): a problem,
+// which fix removes (trap.Remove, following no link).
+func (d *Doctor) checkTraps(envs []*state.Env, fix bool) []Finding {
+	var out []Finding
+	for _, e := range envs {
+		if !e.Live() || e.Mode == string(policy.Shared) || !hostpath.Exists(e.Path) {
+			continue
+		}
+		if !fix {
+			if err := trap.In(e.Path); len(err.Traps) > 0 {
+				out = append(out, Finding{Check: e.Identity, Status: "problem", Detail: err.Error()})
+			}
+			continue
+		}
+		found, err := trap.Remove(e.Path)
+		for i, t := range found {
+			found[i], _ = filepath.Rel(e.Path, t)
+		}
+		if len(found) > 0 {
+			out = append(out, removed(e.Identity, "the special files where git opens files of its own", quoted(found), err))
+		}
+	}
+	return out
+}
+
+// removed is the finding of a removal by fix of what in an env's
+// worktree, named by names.
+func removed(identity, what, names string, err error) Finding {
+	if err != nil {
+		return Finding{Check: identity, Status: "problem", Detail: fmt.Sprintf("cannot remove %s (%s): %v", what, names, err)}
+	}
+	return Finding{Check: identity, Status: "fixed", Detail: fmt.Sprintf("removed %s: %s", what, names)}
+}
+
+// quoted is rels quoted, comma-separated.
+func quoted(rels []string) string {
+	q := make([]string, len(rels))
+	for i, rel := range rels {
+		q[i] = strconv.Quote(rel)
+	}
+	return strings.Join(q, ", ")
 }
 
 func pick(cond bool, yes, no string) string {

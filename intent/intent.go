@@ -72,6 +72,14 @@ func (in *Intent) Done() {
 	}
 }
 
+// Failed leaves the intent for doctor --fix to finish (Done then keeps
+// it): its operation failed half way, with err (a worktree whose
+// deletion began), which it returns saying so.
+func (in *Intent) Failed(err error) error {
+	in.file = ""
+	return fmt.Errorf("%w; `git apex doctor --fix` finishes it", err)
+}
+
 // HalfWritten are the intents in dir whose writing was cut short: their
 // process was killed before it changed anything.
 func HalfWritten(dir string) []string {

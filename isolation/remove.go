@@ -144,7 +144,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 				}
 			}
 		}
-		if err := sandbox.DisarmForRemoval(ctx, m.r, env, opts.Force); err != nil {
+		if err := sandbox.CheckRemovable(ctx, m.r, env); err != nil {
 			return nil, err
 		}
 	}
@@ -202,14 +202,22 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		// git worktree remove would check this in a git status of its own,
 		// which no trap.Watch could stop, and refuses any worktree with
 		// submodules: this one counts them. Forced, what it finds goes to the
-		// trash before the intent: a killed removal that doctor finishes kept it.
+		// trash before the intent (a killed removal that doctor finishes kept
+		// it), once a full env's container is stopped (not before the check:
+		// a refusal leaves it running).
 		if !opts.Force {
 			if err := dirtyRefusal(); err != nil {
 				return nil, err
 			}
-		} else if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
-			Path: env.Path}, env.Contained(), m.r.Store.Now()); err != nil {
+		}
+		if err := sandbox.DisarmForRemoval(ctx, m.r, env, opts.Force); err != nil {
 			return nil, err
+		}
+		if opts.Force {
+			if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
+				Path: env.Path}, env.Contained(), m.r.Store.Now()); err != nil {
+				return nil, err
+			}
 		}
 	}
 	in := &intent.Intent{Op: "remove", Identity: identity, Path: env.Path, Branch: env.Branch, DeleteBranch: deleteBranch, Force: opts.Force, Kept: res.Trash != nil}
@@ -221,7 +229,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	if removeTree {
 		if err := m.provider(policy.Mode(env.Mode)).remove(ctx, lk, env); err != nil {
-			return nil, err
+			return nil, in.Failed(fmt.Errorf("cannot remove %s: %w", identity, err))
 		}
 	}
 	if deleteBranch {

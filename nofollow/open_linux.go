@@ -2,6 +2,7 @@ package nofollow
 
 import (
 	"errors"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,4 +21,24 @@ func openat(fd int, part string, flags int, mode uint32) (int, error) {
 		return unix.Openat(fd, part, flags|unix.O_NOFOLLOW, mode)
 	}
 	return nfd, err
+}
+
+// reopen gives this user read, enter and write rights back on its
+// directory name in fd, which it cannot open (`chmod 0`): through a
+// handle that followed no link (chmod on /proc/self/fd/N of an O_PATH
+// handle changes that very inode).
+func reopen(fd int, name string) error {
+	h, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(h)
+	var st unix.Stat_t
+	if err := unix.Fstat(h, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return unix.ENOTDIR
+	}
+	return unix.Chmod("/proc/self/fd/"+strconv.Itoa(h), st.Mode&0o7777|0o700)
 }

@@ -5,6 +5,7 @@ package planted
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -14,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
-	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/nofollow"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
@@ -26,7 +27,9 @@ import (
 // directory: tracked, ignored or untracked. git-apex never runs git
 // inside them; exec (and shell) warn of them after each command, list
 // warns from that check's record and from its git status, and doctor
-// walks the whole worktree for them.
+// walks the whole worktree for them; doctor --fix removes them (Remove),
+// following no link. No warning prints a command that deletes them: the
+// container can swap a directory above one for a link before it runs.
 
 // Untracked returns which of the untracked paths git status named in the
 // worktree (slash-separated, "dir/" for a directory) is, or is in, a
@@ -134,14 +137,14 @@ const recordName = "planted"
 // AfterExec checks what Disarm's walk after an exec or shell found that
 // git would take for a git directory in a full env's mounted worktree
 // (gitDirs), warns of those the repository does not commit with the
-// commands that remove them, and keeps them in the record in dir (the
+// command that removes them, and keeps them in the record in dir (the
 // env's sandbox directory) for list; an empty record is removed. A
 // copied env's record is kept by its exchange instead (Placed).
 func AfterExec(ctx context.Context, r *repo.Repo, env *state.Env, dir string, gitDirs []string) {
 	found := NotCommitted(ctx, r.Git, env.Path, gitDirs)
 	keep(r, env.Identity, dir, found)
 	if len(found) > 0 {
-		r.Warnf("%s: %s", env.Identity, Describe(env.Path, found))
+		r.Warnf("%s: %s", env.Identity, Describe(found))
 	}
 }
 
@@ -164,7 +167,7 @@ func Placed(ctx context.Context, r *repo.Repo, identity, worktree, dir string, p
 	if len(found) == 0 {
 		return
 	}
-	r.Warnf("%s: %s", identity, Describe(worktree, found))
+	r.Warnf("%s: %s", identity, Describe(found))
 	for _, old := range recorded(dir, worktree) {
 		if !slices.Contains(found, old) {
 			found = append(found, old)
@@ -187,7 +190,8 @@ func keep(r *repo.Repo, identity, dir string, found []string) {
 }
 
 // recorded is what the record in dir names that is still in worktree: a
-// .git entry, or a git directory.
+// .git entry, or a git directory, with no link above it (a container may
+// have swapped a directory for one since).
 func recorded(dir, worktree string) []string {
 	data, err := os.ReadFile(filepath.Join(dir, recordName))
 	if err != nil || len(data) == 0 {
@@ -195,8 +199,10 @@ func recorded(dir, worktree string) []string {
 	}
 	var out []string
 	for _, rel := range strings.Split(string(data), "\x00") {
-		p := filepath.Join(worktree, filepath.FromSlash(rel))
-		if _, err := os.Lstat(p); err == nil && (path.Base(rel) == ".git" || IsGitDir(p)) {
+		if !nofollow.Exists(worktree, rel) {
+			continue
+		}
+		if path.Base(rel) == ".git" || gitDir(func(name string) bool { return nofollow.Exists(worktree, path.Join(rel, name)) }) {
 			out = append(out, rel)
 		}
 	}
@@ -245,41 +251,25 @@ func gitDir(has func(name string) bool) bool {
 // tracks beside them stay.
 var gitDirFiles = []string{"HEAD", "commondir", "config", "config.worktree", "objects", "refs"}
 
-// RemoveCommand is the shell command that deletes rels in worktree,
-// entirely, their paths quoted for the shell; "" when a name holds
-// control characters, which a terminal could take for something else.
-func RemoveCommand(worktree string, rels ...string) string {
-	cmd := "rm -rf"
+// Remove deletes what Untracked or Anywhere found at rels in worktree:
+// a .git entry whole; of a git directory, only the entries of
+// gitDirFiles (its directory may be one the repository tracks, doc/: its
+// tracked files stay). It follows no link (nofollow.RemoveAll): the
+// container that planted them may swap a directory above them for a link
+// to the main checkout. git-apex removes them itself rather than print an
+// rm to paste: a path printed is followed by the shell whenever it runs.
+func Remove(worktree string, rels []string) error {
+	var errs []error
 	for _, rel := range rels {
-		p := filepath.Join(worktree, filepath.FromSlash(rel))
-		for _, r := range p {
-			if r < 0x20 || r == 0x7f {
-				return ""
-			}
+		if path.Base(rel) == ".git" {
+			errs = append(errs, nofollow.RemoveAll(worktree, rel))
+			continue
 		}
-		cmd += " " + hostpath.ShellQuote(p)
-	}
-	return cmd
-}
-
-// unplantCommand is the shell command that removes what Untracked or
-// Anywhere found at rel: a .git entry whole; of a git directory, only
-// the entries of gitDirFiles it holds (its directory may be one the
-// repository tracks, doc/: its tracked files stay).
-func unplantCommand(worktree, rel string) string {
-	if path.Base(rel) == ".git" {
-		return RemoveCommand(worktree, rel)
-	}
-	var rels []string
-	for _, name := range gitDirFiles {
-		if _, err := os.Lstat(filepath.Join(worktree, filepath.FromSlash(rel), name)); err == nil {
-			rels = append(rels, path.Join(rel, name))
+		for _, name := range gitDirFiles {
+			errs = append(errs, nofollow.RemoveAll(worktree, path.Join(rel, name)))
 		}
 	}
-	if len(rels) == 0 {
-		return RemoveCommand(worktree, path.Join(rel, "HEAD"))
-	}
-	return RemoveCommand(worktree, rels...)
+	return errors.Join(errs...)
 }
 
 // Warn warns of what Untracked finds in a full env's worktree, and of
@@ -295,13 +285,13 @@ func Warn(r *repo.Repo, env *state.Env, dir string, untracked []string) {
 	}
 	slices.Sort(found)
 	if len(found) > 0 {
-		r.Warnf("%s: %s", env.Identity, Describe(env.Path, found))
+		r.Warnf("%s: %s", env.Identity, Describe(found))
 	}
 }
 
-// Describe says what Untracked and Anywhere found in an env's worktree, with the
-// commands that remove it.
-func Describe(worktree string, found []string) string {
+// Describe says what Untracked and Anywhere found in an env's worktree, and
+// the command that removes it (doctor --fix, through Remove).
+func Describe(found []string) string {
 	var b strings.Builder
 	b.WriteString("its container planted what git on the host would obey if run there (a nested repository, a .git or a git directory, whose config can run commands): ")
 	for i, rel := range found {
@@ -310,18 +300,12 @@ func Describe(worktree string, found []string) string {
 		}
 		b.WriteString(strconv.Quote(rel))
 	}
-	b.WriteString("; git-apex runs no git there: look, then remove ")
+	b.WriteString("; git-apex runs no git there: look, then run `git apex doctor --fix` to remove ")
 	if len(found) == 1 {
 		b.WriteString("it")
 	} else {
 		b.WriteString("them")
 	}
-	for _, rel := range found {
-		if cmd := unplantCommand(worktree, rel); cmd != "" {
-			b.WriteString("\n  " + cmd)
-		} else {
-			b.WriteString("\n  (by hand: its name holds control characters)")
-		}
-	}
+	b.WriteString(" (a git directory's own entries only)")
 	return b.String()
 }

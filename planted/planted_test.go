@@ -65,7 +65,7 @@ func TestAnywhereNotCommitted(t *testing.T) {
 // TestUntrackedTrackedDir gives Untracked what git status names for a git
 // directory planted in a tracked directory (its files, not the
 // directory), and one split with commondir in an untracked directory;
-// the command that removes the first spares the tracked file beside it.
+// Remove takes their own entries and spares the tracked file beside them.
 func TestUntrackedTrackedDir(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "doc", "readme"), "x")
@@ -80,12 +80,17 @@ func TestUntrackedTrackedDir(t *testing.T) {
 	if want := []string{"doc", "split"}; !slices.Equal(got, want) {
 		t.Fatalf("Untracked = %q, want %q", got, want)
 	}
-	d := filepath.Join(dir, "doc")
-	if got, want := unplantCommand(dir, "doc"), "rm -rf "+d+"/HEAD "+d+"/config "+d+"/objects "+d+"/refs"; got != want {
-		t.Errorf("unplantCommand(doc) = %q, want %q", got, want)
+	write(t, filepath.Join(dir, "src", ".git", "config"), "[core]\n")
+	if err := Remove(dir, []string{"doc", "split", "src/.git"}); err != nil {
+		t.Fatal(err)
 	}
-	if got, want := unplantCommand(dir, "src/.git"), "rm -rf "+filepath.Join(dir, "src", ".git"); got != want {
-		t.Errorf("unplantCommand(src/.git) = %q, want %q", got, want)
+	for _, gone := range []string{"doc/HEAD", "doc/config", "doc/objects", "doc/refs", "split/HEAD", "split/commondir", "src/.git"} {
+		if _, err := os.Lstat(filepath.Join(dir, gone)); !os.IsNotExist(err) {
+			t.Errorf("Remove left %s", gone)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "doc", "readme")); err != nil {
+		t.Errorf("Remove took the tracked file beside the git directory: %v", err)
 	}
 }
 

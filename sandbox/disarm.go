@@ -14,7 +14,6 @@ import (
 	"github.com/git-apex/git-apex/disarm"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/planted"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
@@ -97,35 +96,70 @@ func reclaim(ctx context.Context, r *repo.Repo, env *state.Env, paths []string) 
 	return true, nil
 }
 
-// DisarmForRemoval is DisarmEnv before a removal, opening the user's
-// closed directories when forced, and refuses (exit 3, before anything
-// is removed) naming what its container left that this user cannot
-// delete: another user's directories (root's, from a container run as
-// root), and closed ones that could not be opened.
-func DisarmForRemoval(ctx context.Context, r *repo.Repo, env *state.Env, force bool) error {
-	d, err := DisarmEnv(ctx, r, env, force)
+// CheckRemovable is the check of a full env's worktree before a removal
+// changes anything: it refuses (exit 3) when its container left
+// directories another user owns (root's, from a container run as root)
+// that this user cannot empty. It opens nothing: the container still
+// runs, and could close what it opened.
+func CheckRemovable(ctx context.Context, r *repo.Repo, env *state.Env) error {
+	d, err := DisarmEnv(ctx, r, env, false)
 	if err != nil {
 		return err
 	}
-	stuck := d.Foreign
-	if force {
-		stuck = append(stuck, d.Closed...)
-	}
-	if len(stuck) == 0 {
+	return stuck(env, d.Foreign)
+}
+
+// DisarmForRemoval stops a full env's container whose worktree is
+// mounted, so that no process of it races what follows (a `chmod 0`
+// loop, a directory swapped for a link), then disarms the worktree,
+// opening the user's closed directories when forced, and refuses (exit
+// 3) as CheckRemovable does, closed directories that could not be
+// opened counted when forced. A stopped container starts again on the
+// env's next use, so a refusal loses nothing. A container its engine
+// cannot stop (the engine does not answer: a forced removal goes on
+// without it) is warned of.
+func DisarmForRemoval(ctx context.Context, r *repo.Repo, env *state.Env, force bool) error {
+	if !env.Contained() || !env.Live() || OfEnv(r, env).Copied() {
 		return nil
 	}
-	names, cmds := make([]string, len(stuck)), make([]string, len(stuck))
-	for i, p := range stuck {
-		names[i], cmds[i] = strconv.Quote(filepath.Join(env.Path, p)), planted.RemoveCommand(env.Path, p)
-		if cmds[i] == "" {
-			cmds = nil // a name with control characters: no command to paste
-			break
+	stop := func() {
+		if env.Container == "" {
+			return
+		}
+		eng, err := OfEnv(r, env).on(ctx)
+		if err == nil {
+			err = eng.Runtime.Stop(ctx, env.Container)
+		}
+		if err != nil {
+			r.Warnf("%s: cannot stop its container before its worktree is removed: %v", env.Identity, err)
 		}
 	}
-	how := "delete them as root"
-	if cmds != nil {
-		how = fmt.Sprintf("delete them as root (`sudo %s`)", strings.Join(cmds, "; sudo "))
+	stop()
+	d, err := DisarmEnv(ctx, r, env, force)
+	stop() // on a rootless engine, DisarmEnv's reclaim started it again
+	if err != nil {
+		return err
 	}
-	return exitcode.New(exitcode.Refused, "cannot remove %s: its container left what this user cannot delete (another user's directories, or closed ones): %s; %s, then run `git apex remove --force %s`",
-		env.Identity, strings.Join(names, ", "), how, env.Identity)
+	if force {
+		return stuck(env, append(d.Foreign, d.Closed...))
+	}
+	return stuck(env, d.Foreign)
+}
+
+// stuck is the refusal of a removal of env whose worktree holds paths
+// (relative to it) that this user cannot delete; nil when there are none.
+// It names no rm to paste: until git-apex stops the container, a path
+// printed can be swapped for a link that leads out of the worktree before
+// the command runs. Root's git-apex stops the container and deletes them
+// with the rest.
+func stuck(env *state.Env, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = strconv.Quote(filepath.Join(env.Path, p))
+	}
+	return exitcode.New(exitcode.Refused, "cannot remove %s: its container left what this user cannot delete (another user's directories, or closed ones): %s; run `git apex remove --force %s` as root, which stops the container and removes them with the rest",
+		env.Identity, strings.Join(names, ", "), env.Identity)
 }

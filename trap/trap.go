@@ -13,6 +13,7 @@ package trap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -23,7 +24,7 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
-	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/nofollow"
 )
 
 // names are the files git opens in the directories of a worktree it
@@ -113,12 +114,26 @@ func (e *Error) Error() string {
 			rel[i] += fmt.Sprintf(" of %d bytes, more than the %d git-apex lets git read", info.Size(), maxSize)
 		}
 	}
-	quoted := make([]string, len(e.Traps))
-	for i, t := range e.Traps {
-		quoted[i] = hostpath.ShellQuote(t) // the names are the container's to choose
-	}
 	return "the worktree " + e.Dir + " holds special files where git opens files of its own (" + strings.Join(rel, ", ") +
-		"): git would wait on them for ever. Remove them with `rm " + strings.Join(quoted, " ") + "`"
+		"): git would wait on them for ever; `git apex doctor --fix` removes them"
+}
+
+// Remove deletes the traps in the worktree at dir that Find finds, and
+// returns them (absolute). It follows no link (nofollow.RemoveAll): the
+// container that planted one may swap a directory above it for a link;
+// so git-apex removes them itself, where an rm printed for the user to
+// run would follow that link whenever it runs.
+func Remove(dir string) ([]string, error) {
+	found := Find(dir)
+	var errs []error
+	for _, t := range found {
+		rel, err := filepath.Rel(dir, t)
+		if err == nil {
+			err = nofollow.RemoveAll(dir, rel)
+		}
+		errs = append(errs, err)
+	}
+	return found, errors.Join(errs...)
 }
 
 // ExitCode reports that a trapped worktree is a refusal (exit 3).

@@ -68,17 +68,31 @@ func TestWatch(t *testing.T) {
 	}
 }
 
-// TestErrorQuotesNames keeps the `rm` it suggests one word per trap: the
-// names are a container's to choose, and a shell must not run a part of
-// one as a command of its own.
-func TestErrorQuotesNames(t *testing.T) {
+// TestRemove: the message names the git-apex command that removes the
+// traps, never an rm to paste (a container can turn a path printed into
+// one leading elsewhere before it runs); Remove deletes each, whatever its
+// name, and leaves the files beside them.
+func TestRemove(t *testing.T) {
 	dir := t.TempDir()
 	evil := filepath.Join(dir, "x; touch PWNED #")
 	mkfifo(t, filepath.Join(evil, ".gitignore"))
+	mkfifo(t, filepath.Join(dir, ".gitattributes"))
+	if err := os.WriteFile(filepath.Join(evil, "keep"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	msg := In(dir).Error()
-	want := "`rm '" + filepath.Join(evil, ".gitignore") + "'`"
-	if !strings.Contains(msg, want) {
-		t.Fatalf("the message %q does not hold %q", msg, want)
+	if !strings.Contains(msg, "`git apex doctor --fix` removes them") || strings.Contains(msg, "rm ") {
+		t.Fatalf("the message %q does not name doctor --fix, or holds an rm", msg)
+	}
+	removed, err := Remove(dir)
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("Remove = %v, %v", removed, err)
+	}
+	if got := Find(dir); len(got) > 0 {
+		t.Errorf("left %v", got)
+	}
+	if _, err := os.Stat(filepath.Join(evil, "keep")); err != nil {
+		t.Errorf("the file beside a trap: %v", err)
 	}
 }
 
