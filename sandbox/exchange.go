@@ -119,7 +119,10 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	// time: git inflates them all, and a bundle may be a bomb.
 	var checked *gitx.Incoming
 	if tip != "" && split.wrote {
-		if checked, err = s.r.Git.CheckBundle(rctx, incoming); err != nil {
+		if checked, err = s.r.Git.CheckBundle(rctx, incoming); err != nil && rctx.Err() != nil {
+			err = rctx.Err() // not git's refusal: interrupted, or out of time
+		}
+		if err != nil {
 			return Result{}, fmt.Errorf("cannot take the container's commits, so none of them was taken and %s is unchanged: %w", strings.TrimPrefix(s.ref, "refs/heads/"), readError(ctx, rctx, c, err))
 		}
 		defer checked.Discard()
