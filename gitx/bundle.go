@@ -20,7 +20,7 @@ type Incoming struct {
 // warnings as errors, and all they name are there (git 2.39 fetches a
 // bundle unchecked). It takes no lock and runs under ctx alone: it
 // inflates every object, and 4 GiB of zeros weigh 4 MiB in a bundle.
-func (r *Repo) CheckBundle(ctx context.Context, file string) (*Incoming, error) {
+func CheckBundle(ctx context.Context, r *Repo, file string) (*Incoming, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err

@@ -119,7 +119,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	// time: git inflates them all, and a bundle may be a bomb.
 	var checked *gitx.Incoming
 	if tip != "" && split.wrote {
-		if checked, err = s.r.Git.CheckBundle(rctx, incoming); err != nil && rctx.Err() != nil {
+		if checked, err = gitx.CheckBundle(rctx, s.r.Git, incoming); err != nil && rctx.Err() != nil {
 			err = rctx.Err() // not git's refusal: interrupted, or out of time
 		}
 		if err != nil {
