@@ -117,15 +117,15 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	}
 	// Its objects are checked before the lock, within the exchange's
 	// time: git inflates them all, and a bundle may be a bomb.
-	var checked *gitx.Incoming
+	var bundle *checked
 	if tip != "" && split.wrote {
-		if checked, err = gitx.CheckBundle(rctx, s.r.Git, incoming); err != nil && rctx.Err() != nil {
+		if bundle, err = checkBundle(rctx, s.r, incoming); err != nil && rctx.Err() != nil {
 			err = rctx.Err() // not git's refusal: interrupted, or out of time
 		}
 		if err != nil {
 			return Result{}, fmt.Errorf("cannot take the container's commits, so none of them was taken and %s is unchanged: %w", strings.TrimPrefix(s.ref, "refs/heads/"), readError(ctx, rctx, c, err))
 		}
-		defer checked.Discard()
+		defer bundle.discard()
 	}
 	var files *copymode.Incoming
 	if copied {
@@ -156,7 +156,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	}
 	if tip != "" {
 		files, conflicts := b.Files, b.Conflicts
-		b, err = s.takeIn(ctx, lk, checked, host, tip)
+		b, err = s.takeIn(ctx, lk, bundle, host, tip)
 		b.Files, b.Conflicts = files, conflicts
 	}
 	if err == nil && copied && b.To != "" {
@@ -171,11 +171,11 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 
 // takeIn applies what a sandbox sent: tip, with the commits the host
 // lacks, checked, when there are any.
-func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, checked *gitx.Incoming, host, tip string) (Result, error) {
+func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle *checked, host, tip string) (Result, error) {
 	var res Result
-	if checked != nil {
+	if bundle != nil {
 		staging := "refs/apex/incoming/" + s.identity
-		if err := lk.Take(ctx, checked, s.ref, staging); err != nil {
+		if err := bundle.take(ctx, lk, s.ref, staging); err != nil {
 			return res, fmt.Errorf("cannot take the container's commits, so none of them was taken and %s is unchanged: %w", strings.TrimPrefix(s.ref, "refs/heads/"), err)
 		}
 		defer lk.DeleteRef(context.WithoutCancel(ctx), staging)
