@@ -42,7 +42,7 @@ func RemovalNotes(res *service.Removal) []string {
 	}
 	if res.Trash != nil {
 		notes = append(notes, fmt.Sprintf("discarded %s of uncommitted work into the trash%s; undo with `git apex restore %s`",
-			words.Count(res.Trash.Files, "file"), notKept(res.Trash.NotKept), e.Identity))
+			words.Count(res.Trash.Files, "file"), NotKept(res.Trash), e.Identity))
 	}
 	return notes
 }
@@ -109,17 +109,28 @@ func Verdict(findings []doctor.Finding) (note string, err error) {
 	return "", nil
 }
 
-// notKept says which nested repositories a discard deleted without
-// keeping them, or "".
-func notKept(nested []string) string {
-	if len(nested) == 0 {
+// NotKept is what the note of a discard into the trash adds for what
+// the entry e left out: "" when it kept everything.
+func NotKept(e *trash.Entry) string {
+	var parts []string
+	if n := len(e.NotKept); n > 0 {
+		noun := "repositories"
+		if n == 1 {
+			noun = "repository"
+		}
+		parts = append(parts, fmt.Sprintf("not the nested %s %s, which the trash cannot keep", noun, strings.Join(e.NotKept, ", ")))
+	}
+	if len(e.TooBig) > 0 {
+		big := make([]string, len(e.TooBig))
+		for i, b := range e.TooBig {
+			big[i] = fmt.Sprintf("%s (%s)", b.Path, words.Size(b.Size))
+		}
+		parts = append(parts, fmt.Sprintf("not kept, deleted: %s, over the trash's cap of %s per file", strings.Join(big, ", "), words.Size(trash.MaxFile)))
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	noun := "repositories"
-	if len(nested) == 1 {
-		noun = "repository"
-	}
-	return fmt.Sprintf(" (not the nested %s %s, which the trash cannot keep)", noun, strings.Join(nested, ", "))
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // TrashRows are the rows of `git apex restore --list`.

@@ -1,7 +1,6 @@
 package gitx
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -211,42 +210,6 @@ func (l *Locked) DeleteBranchAt(ctx context.Context, branch, commit string) erro
 // (locked ones excepted, as git does).
 func (l *Locked) Prune(ctx context.Context) error {
 	_, err := l.runIn(ctx, l.CommonDir, "worktree", "prune")
-	return err
-}
-
-// FetchBundle brings ref from the bundle file into the repository as
-// dst, once every object in it passed `git fsck`'s checks, warnings as
-// errors (a .gitmodules naming a path out or a url that is an option, a
-// .git in a tree, an overflowing date): git (2.39) fetches a bundle
-// unchecked whatever transfer.fsckObjects says, so its pack is indexed
-// first into a quarantine borrowing the repository's objects. No hooks,
-// maintenance, submodule fetch or FETCH_HEAD.
-func (l *Locked) FetchBundle(ctx context.Context, file, ref, dst string) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	pack := bufio.NewReader(f)
-	for line := ""; line != "\n" && err == nil; { // the header ends at an empty line (else index-pack fails)
-		line, err = pack.ReadString('\n')
-	}
-	if err != nil {
-		return fmt.Errorf("cannot read the bundle's header: %w", err)
-	}
-	// git prune removes a tmp_objdir-* that a killed git-apex left.
-	quarantine, err := os.MkdirTemp(filepath.Join(l.CommonDir, "objects"), "tmp_objdir-incoming-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(quarantine)
-	env := append(gitEnv()[:len(gitEnv()):len(gitEnv())], "GIT_OBJECT_DIRECTORY="+quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(l.CommonDir, "objects"))
-	if _, err := run(ctx, command{dir: l.CommonDir, args: []string{"index-pack", "--stdin", "--fix-thin", "--strict"}, env: env, stdin: pack}); err != nil {
-		return fmt.Errorf("it holds objects that git's checks (those of git fsck) refuse: %w", err)
-	}
-	args := append(noHooks, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", "--quiet", "--no-tags",
-		"--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-maintenance", file, "+"+ref+":"+dst)
-	_, err = l.runIn(ctx, l.CommonDir, args...)
 	return err
 }
 

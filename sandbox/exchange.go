@@ -115,6 +115,18 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	if tip != "" && !gitx.IsObjectID(tip) {
 		return Result{}, fmt.Errorf("cannot read the commits made in the container: it answered %q", repo.Short(tip))
 	}
+	// Its objects are checked before the lock, within the exchange's
+	// time: git inflates them all, and a bundle may be a bomb.
+	var bundle *checked
+	if tip != "" && split.wrote {
+		if bundle, err = checkBundle(rctx, s.r, incoming); err != nil && rctx.Err() != nil {
+			err = rctx.Err() // not git's refusal: interrupted, or out of time
+		}
+		if err != nil {
+			return Result{}, fmt.Errorf("cannot take the container's commits, so none of them was taken and %s is unchanged: %w", strings.TrimPrefix(s.ref, "refs/heads/"), readError(ctx, rctx, c, err))
+		}
+		defer bundle.discard()
+	}
 	var files *copymode.Incoming
 	if copied {
 		fctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))
@@ -144,7 +156,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	}
 	if tip != "" {
 		files, conflicts := b.Files, b.Conflicts
-		b, err = s.takeIn(ctx, lk, incoming, split.wrote, host, tip)
+		b, err = s.takeIn(ctx, lk, bundle, host, tip)
 		b.Files, b.Conflicts = files, conflicts
 	}
 	if err == nil && copied && b.To != "" {
@@ -157,13 +169,13 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	return b, err
 }
 
-// takeIn checks and applies what a sandbox sent: tip, with the commits
-// the host lacks in the bundle file when there are any.
-func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle string, hasBundle bool, host, tip string) (Result, error) {
+// takeIn applies what a sandbox sent: tip, with the commits the host
+// lacks, checked, when there are any.
+func (s *Sandbox) takeIn(ctx context.Context, lk *gitx.Locked, bundle *checked, host, tip string) (Result, error) {
 	var res Result
-	if hasBundle {
+	if bundle != nil {
 		staging := "refs/apex/incoming/" + s.identity
-		if err := lk.FetchBundle(ctx, bundle, s.ref, staging); err != nil {
+		if err := bundle.take(ctx, lk, s.ref, staging); err != nil {
 			return res, fmt.Errorf("cannot take the container's commits, so none of them was taken and %s is unchanged: %w", strings.TrimPrefix(s.ref, "refs/heads/"), err)
 		}
 		defer lk.DeleteRef(context.WithoutCancel(ctx), staging)

@@ -45,12 +45,19 @@ func trapped(info fs.FileInfo) bool {
 	return info.Mode()&special != 0 || info.Mode().IsRegular() && info.Size() > maxSize
 }
 
-// Wait is how long a git command in a worktree runs before Watch looks
-// there for traps: few take longer, and the look is one walk.
+// Wait is how long a git command in a worktree runs before Watch first
+// looks there for traps: few take longer, and the look is one walk.
 const Wait = 2 * time.Second
 
-// walkMax is the most entries Find visits.
-const walkMax = 200000
+// lookEvery is the longest Watch waits between two looks: it waits Wait
+// after the first, twice as long after each next, up to this. A trap
+// planted while git runs is found within it (and a walk's time), and a
+// long command in a huge worktree is walked at most once in it.
+const lookEvery = 30 * time.Second
+
+// foundMax is the most traps Find returns: enough to name, and a
+// container that plants millions takes no more memory here.
+const foundMax = 100
 
 // AtTop reports whether the top of the worktree at dir holds a trap: one
 // lstat per name git opens there, cheap enough for every command.
@@ -63,18 +70,23 @@ func AtTop(dir string) bool {
 	return false
 }
 
-// Find walks the worktree at dir (up to walkMax entries, opening nothing
-// but directories, and taking the size only of files with git's names)
-// and returns the traps in it, as absolute paths.
-func Find(dir string) []string {
+// Find walks the whole worktree at dir (opening nothing but directories,
+// and taking the size only of files with git's names) and returns the
+// traps in it, as absolute paths (the first foundMax). The walk has no
+// cap on entries: git walks them all too, and one with a cap would miss a
+// trap placed after as many decoys.
+func Find(dir string) []string { return find(context.Background(), dir) }
+
+// find is Find, stopping early, with what it found so far, once ctx is
+// done.
+func find(ctx context.Context, dir string) []string {
 	var found []string
-	n := 0
 	filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
+		if ctx.Err() != nil || len(found) == foundMax {
+			return fs.SkipAll
+		}
 		if err != nil {
 			return nil // an unreadable directory holds nothing git reads either
-		}
-		if n++; n > walkMax {
-			return fs.SkipAll
 		}
 		own := slices.Contains(names, de.Name())
 		if de.Type().IsRegular() && own {
@@ -141,10 +153,12 @@ func (e *Error) ExitCode() int { return exitcode.Refused }
 
 // Watch keeps a git command in the worktree dir (when on) from waiting
 // for ever on a trap there: the command runs under the context Watch
-// returns, which is done at once when the top of dir holds a trap, and
+// returns, which is done at once when the top of dir holds a trap, and,
 // once the command has run for Wait, done as soon as a look at the whole
-// worktree finds any. trapped, called once the command has ended, ends
-// the watch and returns the *Error that stopped the command, or nil.
+// worktree finds any; while it runs on, Watch looks again (see
+// lookEvery), so a trap planted meanwhile is found too. trapped, called
+// once the command has ended, ends the watch and returns the *Error that
+// stopped the command, or nil.
 func Watch(ctx context.Context, dir string, on bool) (_ context.Context, trapped func() error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var found atomic.Pointer[Error]
@@ -163,11 +177,21 @@ func Watch(ctx context.Context, dir string, on bool) (_ context.Context, trapped
 		cancel()
 		return ctx, report
 	}
-	watch := time.AfterFunc(Wait, func() {
-		if e := In(dir); len(e.Traps) > 0 {
-			found.Store(e)
-			cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for wait := Wait; ; wait = min(2*wait, lookEvery) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			if traps := find(ctx, dir); len(traps) > 0 && ctx.Err() == nil {
+				found.Store(&Error{Dir: dir, Traps: traps})
+				cancel()
+				return
+			}
 		}
-	})
-	return ctx, func() error { watch.Stop(); return report() }
+	}()
+	return ctx, func() error { cancel(); <-done; return report() }
 }

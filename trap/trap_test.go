@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func mkfifo(t *testing.T, path string) {
@@ -123,5 +124,22 @@ func TestBig(t *testing.T) {
 	}
 	if !AtTop(dir) {
 		t.Error("a .gitmodules over 1 MiB at the top is no trap")
+	}
+}
+
+// TestWatchLooksAgain: a trap planted while the command runs, after the
+// first look found none, stops it at a later look.
+func TestWatchLooksAgain(t *testing.T) {
+	dir := t.TempDir()
+	ctx, trapped := Watch(context.Background(), dir, true)
+	time.Sleep(Wait + Wait/2) // most likely past the first look; if not, the first finds it
+	mkfifo(t, filepath.Join(dir, "late", ".gitignore"))
+	select {
+	case <-ctx.Done():
+	case <-time.After(2 * lookEvery):
+		t.Fatal("a trap planted after the first look did not stop the command")
+	}
+	if e, ok := trapped().(*Error); !ok || !slices.Equal(e.Traps, []string{filepath.Join(dir, "late", ".gitignore")}) {
+		t.Fatalf("trapped() = %v", e)
 	}
 }

@@ -49,7 +49,24 @@ type Entry struct {
 	// discard deleted without keeping them (see workingTree); only in the
 	// result of the discard that made the entry.
 	NotKept []string `json:"not_kept,omitempty"`
+	// TooBig are the files over MaxFile, untracked or changed, whose
+	// content the discard deleted without keeping it; only in the result
+	// of the discard that made the entry.
+	TooBig []Big `json:"too_big,omitempty"`
 }
+
+// Big is a file the trash did not keep for its size.
+type Big struct {
+	Path string `json:"path"` // relative to the worktree
+	Size int64  `json:"size"` // bytes, as lstat says: a sparse file's whole size
+}
+
+// MaxFile is the most one file may hold for the trash to keep it: git
+// reads and hashes each file it keeps, under the repository lock, and a
+// container makes a sparse file of terabytes in an instant (3 GiB held a
+// removal, and every command waiting on the lock, 82 s). Bigger files
+// are deleted with the worktree, and named (Entry.TooBig).
+const MaxFile = 100 << 20
 
 // The lines of an entry's message that say what it was.
 const (
@@ -104,19 +121,19 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*E
 	if err != nil {
 		indexTree = headTree
 	}
-	workTree, nested, err := workingTree(ctx, lk, dir)
+	workTree, left, err := workingTree(ctx, lk, dir)
 	if err != nil {
 		return nil, err
 	}
-	if workTree == headTree && indexTree == headTree {
-		return nil, nil
+	if workTree == headTree && indexTree == headTree && len(left.NotKept)+len(left.TooBig) == 0 {
+		return nil, nil // an entry is made for what it left out alone: its note names it
 	}
 	files, err := changedPaths(ctx, lk, headTree, indexTree, workTree)
 	if err != nil {
 		return nil, err
 	}
 	e := what
-	e.Path, e.Head, e.Files, e.At, e.NotKept = dir, head, files, now.UTC().Truncate(time.Millisecond), nested
+	e.Path, e.Head, e.Files, e.At, e.NotKept, e.TooBig = dir, head, files, now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig
 	return keep(ctx, lk, e, indexTree, workTree)
 }
 
@@ -145,55 +162,73 @@ func tree(ctx context.Context, lk *gitx.Locked, dir string, env []string, args .
 
 // workingTree writes the tree of every file in the worktree at dir that
 // is not ignored, through a copy of its index: its own index is left
-// as it is. It returns the untracked nested repositories too, which it
-// leaves out: git would only record the commit one has checked out (and
-// fails on one with none), and git is not run inside one (a container
-// may have planted it, with a config that runs commands).
-func workingTree(ctx context.Context, lk *gitx.Locked, dir string) (string, []string, error) {
+// as it is. It leaves out what leftOut finds, and returns it.
+func workingTree(ctx context.Context, lk *gitx.Locked, dir string) (string, Entry, error) {
+	var left Entry
 	indexFile, err := tree(ctx, lk, dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
 	if err != nil {
-		return "", nil, err
+		return "", left, err
 	}
-	nested, err := nestedRepos(ctx, lk, dir, nil)
-	if err != nil {
-		return "", nil, err
+	if left, err = leftOut(ctx, lk, dir, nil); err != nil {
+		return "", left, err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(indexFile), "apex-trash-index-")
 	if err != nil {
-		return "", nil, err
+		return "", left, err
 	}
 	defer os.Remove(tmp.Name())
 	if err := copyInto(tmp, indexFile); err != nil {
-		return "", nil, err
+		return "", left, err
 	}
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
-	if _, err := lk.Run(ctx, dir, env, append([]string{"add", "-A"}, excluding(nested)...)...); err != nil {
-		return "", nil, err
+	if _, err := lk.Run(ctx, dir, env, append([]string{"add", "-A"}, excluding(left.omitted())...)...); err != nil {
+		return "", left, err
 	}
 	t, err := tree(ctx, lk, dir, env, "write-tree")
-	return t, nested, err
+	return t, left, err
 }
 
-// nestedRepos are the untracked nested repositories in the working tree
-// at dir (as dir/), where git runs with env added.
-func nestedRepos(ctx context.Context, lk *gitx.Locked, dir string, env []string) ([]string, error) {
+// leftOut is what the trash does not keep of the working tree at dir,
+// where git runs with env added, in an Entry's NotKept and TooBig: the
+// untracked nested repositories (as dir/: git would only record the
+// commit one has checked out, and fails on one with none; and git is not
+// run inside one: a container may have planted it, with a config that
+// runs commands), and the files over MaxFile, untracked or changed,
+// which git is not given to read (a changed tracked one keeps its
+// committed content).
+func leftOut(ctx context.Context, lk *gitx.Locked, dir string, env []string) (Entry, error) {
+	var left Entry
 	untracked, err := lk.Run(ctx, dir, env, "ls-files", "-z", "--others", "--exclude-standard")
 	if err != nil {
-		return nil, err
+		return left, err
 	}
-	var nested []string
-	for _, p := range strings.Split(untracked, "\x00") {
+	changed, err := lk.Run(ctx, dir, env, "diff-files", "-z", "--name-only") // from the index's stat data: nothing is read
+	if err != nil {
+		return left, err
+	}
+	for _, p := range strings.Split(untracked+changed, "\x00") {
 		if strings.HasSuffix(p, "/") { // git lists a nested repository as a directory
-			nested = append(nested, p)
+			left.NotKept = append(left.NotKept, p)
+		} else if info, err := os.Lstat(filepath.Join(dir, p)); p != "" && err == nil && info.Mode().IsRegular() && info.Size() > MaxFile {
+			left.TooBig = append(left.TooBig, Big{Path: p, Size: info.Size()})
 		}
 	}
-	return nested, nil
+	return left, nil
 }
 
-// excluding is the pathspec of every file but those under nested.
-func excluding(nested []string) []string {
+// omitted are the paths of what leftOut found.
+func (e Entry) omitted() []string {
+	paths := slices.Clone(e.NotKept)
+	for _, b := range e.TooBig {
+		paths = append(paths, b.Path)
+	}
+	return paths
+}
+
+// excluding is the pathspec of every file but those under paths.
+func excluding(paths []string) []string {
 	spec := []string{"--", "."}
-	for _, p := range nested {
+	for _, p := range paths {
 		spec = append(spec, ":(exclude,literal)"+p)
 	}
 	return spec

@@ -35,7 +35,7 @@ func RecordUnfinished(ctx context.Context, lk *gitx.Locked, what Entry, now time
 	if err != nil {
 		return nil, err
 	}
-	nested, err := nestedRepos(ctx, lk, what.Path, env)
+	left, err := leftOut(ctx, lk, what.Path, env)
 	if err != nil {
 		return nil, err
 	}
@@ -44,18 +44,18 @@ func RecordUnfinished(ctx context.Context, lk *gitx.Locked, what Entry, now time
 		return nil, err
 	}
 	// --ignore-removal: a file the checkout had not written is no change.
-	if _, err := lk.Run(ctx, what.Path, env, append([]string{"add", "--ignore-removal"}, excluding(append(nested, begun...))...)...); err != nil {
+	if _, err := lk.Run(ctx, what.Path, env, append([]string{"add", "--ignore-removal"}, excluding(append(left.omitted(), begun...))...)...); err != nil {
 		return nil, err
 	}
 	workTree, err := tree(ctx, lk, what.Path, env, "write-tree")
-	if err != nil || workTree == headTree {
+	if err != nil || workTree == headTree && len(left.NotKept)+len(left.TooBig) == 0 { // what it left out alone makes an entry too, named
 		return nil, err
 	}
 	e := what
 	if e.Files, err = changedPaths(ctx, lk, headTree, workTree); err != nil {
 		return nil, err
 	}
-	e.At, e.NotKept = now.UTC().Truncate(time.Millisecond), nested
+	e.At, e.NotKept, e.TooBig = now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig
 	return keep(ctx, lk, e, headTree, workTree)
 }
 

@@ -9,3 +9,11 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{512: "512 B", 3 << 30: "3.0 GiB", 100 << 20: "100 MiB", 1536: "1.5 KiB"} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
