@@ -29,7 +29,7 @@ test:
 		echo "make test: no Docker daemon with image apex-test:latest: the container scenarios are SKIPPED (.ci/run starts a daemon and builds the image)"
 	@[ -n "$$APEX_TEST_PODMAN_HOST" ] || \
 		echo "make test: no podman service (APEX_TEST_PODMAN_HOST): the container scenarios on podman are SKIPPED (.ci/run starts one)"
-	$(GO) test -timeout 30m ./...
+	$(GO) test -timeout 75m ./...
 
 install:
 	./install.sh
