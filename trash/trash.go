@@ -144,8 +144,8 @@ func tree(ctx context.Context, lk *gitx.Locked, dir string, env []string, args .
 }
 
 // workingTree writes the tree of every file in the worktree at dir that
-// is not ignored, through a copy of its index: its own index is left
-// as it is. It returns the untracked nested repositories too, which it
+// is not ignored, through a copy of its index (copyInto): its own index
+// is left as it is. It returns the untracked nested repositories too, which it
 // leaves out: git would only record the commit one has checked out (and
 // fails on one with none), and git is not run inside one (a container
 // may have planted it, with a config that runs commands).
@@ -199,7 +199,13 @@ func excluding(nested []string) []string {
 	return spec
 }
 
-// copyInto fills dst, then closes it, with the file src, if it exists.
+// copyInto fills dst, then closes it, with the file src, if it exists,
+// and gives it src's modification time. Git trusts an index entry's stat
+// data only for a file older than the index (its racy-git rule): a file
+// changed, at the same size, in the second the index was written looks
+// unchanged by its stat data (git compares whole seconds unless built
+// with USE_NSEC), and only the index's time tells git to compare its
+// content. A copy made later would hide such an edit.
 func copyInto(dst *os.File, src string) error {
 	in, err := os.Open(src)
 	if errors.Is(err, os.ErrNotExist) {
@@ -209,8 +215,16 @@ func copyInto(dst *os.File, src string) error {
 		return err
 	}
 	defer in.Close()
+	info, err := in.Stat()
+	if err != nil {
+		dst.Close()
+		return err
+	}
 	_, err = io.Copy(dst, in)
-	return errors.Join(err, dst.Close())
+	if err = errors.Join(err, dst.Close()); err != nil {
+		return err
+	}
+	return os.Chtimes(dst.Name(), time.Time{}, info.ModTime())
 }
 
 // changedPaths counts the paths that the index or the working tree
