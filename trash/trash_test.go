@@ -115,9 +115,8 @@ func TestRecordAndPut(t *testing.T) {
 // TestRecordRacyEdit keeps an edit git can tell only by content: a
 // tracked file rewritten, at the same size, in the second its worktree's
 // index was written (by a checkout, say), with Record run in a later
-// second. Git's stat data of the file then match the index entry's
-// (git compares whole seconds unless built with USE_NSEC), and only the
-// index file's own time says the entry must be compared by content.
+// second (gittest.RacyEdit). Record's copy of the index must leave git
+// comparing the file's content, as the index itself does.
 func TestRecordRacyEdit(t *testing.T) {
 	ctx := context.Background()
 	dir := gittest.NewRepo(t)
@@ -139,29 +138,7 @@ func TestRecordRacyEdit(t *testing.T) {
 	}
 	defer lk.Unlock()
 
-	// The checkout and the edit must fall in one second: start them at
-	// the beginning of one, and try again if they did not.
-	var second int64
-	for try := 0; ; try++ {
-		if try == 20 {
-			t.Fatal("could not check out and edit a file within one second")
-		}
-		for time.Now().Nanosecond() > 200e6 {
-			time.Sleep(10 * time.Millisecond)
-		}
-		second = time.Now().Unix()
-		os.Remove(filepath.Join(wt, "tracked.txt"))
-		gittest.Git(t, wt, "reset", "-q", "--hard") // writes the file and the index
-		if err := os.WriteFile(filepath.Join(wt, "tracked.txt"), []byte("two\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if time.Now().Unix() == second {
-			break
-		}
-	}
-	for time.Now().Unix() <= second+1 { // well past it: file times come from a coarser clock
-		time.Sleep(50 * time.Millisecond)
-	}
+	gittest.RacyEdit(t, wt, "tracked.txt", "two\n")
 	e, err := Record(ctx, lk, Entry{Identity: "feature-topic", Mode: "worktree", Path: wt}, false, time.Now())
 	if err != nil || e == nil {
 		t.Fatalf("Record = %+v, %v; want the edit kept", e, err)
