@@ -22,10 +22,14 @@ import (
 
 // snapshotFunc is a shell function for the scripts run inside a copied
 // container: snapshot writes the worktree's state (ignored files apart)
-// as a tree, through an index of its own, and prints the tree.
+// as a tree, through an index of its own, and prints the tree. The copy
+// of the index keeps its modification time (cp -p): git compares by
+// content a file whose stat data match its entry's only when the file is
+// not older than the index (racy git), and a copy made later would hide
+// a same-size edit made in the second the index was written.
 const snapshotFunc = `snapshot() {
 	index="$GIT_DIR/apex-snapshot-index"
-	rm -f "$index"; cp "$GIT_DIR/index" "$index" 2>/dev/null
+	rm -f "$index"; cp -p "$GIT_DIR/index" "$index" 2>/dev/null
 	GIT_INDEX_FILE="$index" git add -A . && GIT_INDEX_FILE="$index" git write-tree
 	set -- $?; rm -f "$index"; return $1
 }

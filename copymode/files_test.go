@@ -3,9 +3,12 @@ package copymode
 import (
 	"archive/tar"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-apex/git-apex/gitx/gittest"
 )
 
 func TestParseSnapshot(t *testing.T) {
@@ -29,6 +32,32 @@ func TestParseSnapshot(t *testing.T) {
 		if _, _, err := parseSnapshot(bad); err == nil {
 			t.Errorf("parseSnapshot(%q) accepted it", bad)
 		}
+	}
+}
+
+// TestSnapshotRacyEdit runs snapshotFunc (with the host's sh and git)
+// on a tracked file rewritten, at the same size, in the second the index
+// was written, in a later second (gittest.RacyEdit): the tree must have
+// the edit, which only the index's own time tells git to look for, so
+// snapshot's copy of the index must keep it.
+func TestSnapshotRacyEdit(t *testing.T) {
+	dir := gittest.NewRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, "tracked.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", ".")
+	gittest.Git(t, dir, "commit", "-q", "-m", "one")
+	gittest.RacyEdit(t, dir, "tracked.txt", "two\n")
+	cmd := exec.Command("sh", "-c", snapshotFunc+"snapshot")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir(),
+		"GIT_DIR="+filepath.Join(dir, ".git"), "GIT_WORK_TREE="+dir, "LC_ALL=C")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	if got := gittest.Git(t, dir, "show", strings.TrimSpace(string(out))+":tracked.txt"); got != "two" {
+		t.Errorf("snapshot's tree has tracked.txt as %q; want the edit, two", got)
 	}
 }
 

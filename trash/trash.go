@@ -161,8 +161,8 @@ func tree(ctx context.Context, lk *gitx.Locked, dir string, env []string, args .
 }
 
 // workingTree writes the tree of every file in the worktree at dir that
-// is not ignored, through a copy of its index: its own index is left
-// as it is. It leaves out what leftOut finds, and returns it.
+// is not ignored, through a copy of its index (copyInto): its own index
+// is left as it is. It leaves out what leftOut finds, and returns it.
 func workingTree(ctx context.Context, lk *gitx.Locked, dir string) (string, Entry, error) {
 	var left Entry
 	indexFile, err := tree(ctx, lk, dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
@@ -234,7 +234,13 @@ func excluding(paths []string) []string {
 	return spec
 }
 
-// copyInto fills dst, then closes it, with the file src, if it exists.
+// copyInto fills dst, then closes it, with the file src, if it exists,
+// and gives it src's modification time. Git trusts an index entry's stat
+// data only for a file older than the index (its racy-git rule): a file
+// changed, at the same size, in the second the index was written looks
+// unchanged by its stat data (git compares whole seconds unless built
+// with USE_NSEC), and only the index's time tells git to compare its
+// content. A copy made later would hide such an edit.
 func copyInto(dst *os.File, src string) error {
 	in, err := os.Open(src)
 	if errors.Is(err, os.ErrNotExist) {
@@ -244,8 +250,16 @@ func copyInto(dst *os.File, src string) error {
 		return err
 	}
 	defer in.Close()
+	info, err := in.Stat()
+	if err != nil {
+		dst.Close()
+		return err
+	}
 	_, err = io.Copy(dst, in)
-	return errors.Join(err, dst.Close())
+	if err = errors.Join(err, dst.Close()); err != nil {
+		return err
+	}
+	return os.Chtimes(dst.Name(), time.Time{}, info.ModTime())
 }
 
 // changedPaths counts the paths that the index or the working tree

@@ -111,3 +111,39 @@ func TestRecordAndPut(t *testing.T) {
 		t.Errorf("after Expire: %+v", list)
 	}
 }
+
+// TestRecordRacyEdit keeps an edit git can tell only by content: a
+// tracked file rewritten, at the same size, in the second its worktree's
+// index was written (by a checkout, say), with Record run in a later
+// second (gittest.RacyEdit). Record's copy of the index must leave git
+// comparing the file's content, as the index itself does.
+func TestRecordRacyEdit(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.NewRepo(t)
+	file := filepath.Join(dir, "tracked.txt")
+	if err := os.WriteFile(file, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", ".")
+	gittest.Git(t, dir, "commit", "-q", "-m", "one")
+	wt := filepath.Join(filepath.Dir(dir), "wt")
+	gittest.Git(t, dir, "worktree", "add", "-q", "-b", "topic", wt)
+	r, err := gitx.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk, err := r.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Unlock()
+
+	gittest.RacyEdit(t, wt, "tracked.txt", "two\n")
+	e, err := Record(ctx, lk, Entry{Identity: "feature-topic", Mode: "worktree", Path: wt}, false, time.Now())
+	if err != nil || e == nil {
+		t.Fatalf("Record = %+v, %v; want the edit kept", e, err)
+	}
+	if got := gittest.Git(t, wt, "show", e.Commit+":tracked.txt"); got != "two" || e.Files != 1 {
+		t.Errorf("Record kept tracked.txt as %q (%d files); want the edit, two", got, e.Files)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Git runs git in dir and returns its trimmed output; it fails the test
@@ -33,4 +34,39 @@ func NewRepo(t testing.TB) string {
 	Git(t, "", "init", "-q", "-b", "main", dir)
 	Git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
 	return dir
+}
+
+// RacyEdit checks out the tracked file path (relative to the worktree
+// dir) afresh, which writes it and the index, and rewrites it with text,
+// which must be the size of its committed content, all within one
+// second; it returns once a later second has begun. Git's stat data of
+// the file then match its index entry's (git compares whole seconds
+// unless built with USE_NSEC): only the index's own time, not older than
+// the file, tells git to compare the content (its racy-git rule).
+func RacyEdit(t testing.TB, dir, path, text string) {
+	t.Helper()
+	file := filepath.Join(dir, path)
+	var second int64
+	for try := 0; ; try++ {
+		if try == 20 {
+			t.Fatal("could not check out and edit a file within one second")
+		}
+		for time.Now().Nanosecond() > 200e6 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		second = time.Now().Unix()
+		if err := os.Remove(file); err != nil {
+			t.Fatal(err)
+		}
+		Git(t, dir, "checkout", "--", path)
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().Unix() == second {
+			break
+		}
+	}
+	for time.Now().Unix() <= second+1 { // well past it: file times come from a coarser clock
+		time.Sleep(50 * time.Millisecond)
+	}
 }
