@@ -166,8 +166,11 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 		if taken == nil { // another process reclaims it
 			continue
 		}
-		p.reclaimDead(ctx, taken)
-		if err := (cleaner{p}).resetTask(ctx, held, taken, true, true); err != nil {
+		fctx, done := finishing(ctx) // once taken, reclaimed, even when interrupted
+		p.reclaimDead(fctx, taken)
+		err = (cleaner{p}).resetTask(fctx, held, taken, true, true)
+		done()
+		if err != nil {
 			return n, err
 		}
 		n++
@@ -380,7 +383,10 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			}
 			if slot != nil { // its container wrote there at will: reset and checked, then leased again
 				p.dropWarm(ctx, slot, nil)
-				if err := p.resetSlot(ctx, nil, slot, true); err != nil {
+				fctx, done := finishing(ctx)
+				err := p.resetSlot(fctx, nil, slot, true)
+				done()
+				if err != nil {
 					return nil, err
 				}
 				continue
@@ -388,11 +394,16 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 		}
 		if slot != nil {
 			ok, err := cleaner{p}.ready(ctx, slot, commit)
-			if err != nil {
+			switch {
+			case err != nil:
 				return nil, err
-			}
-			if !ok {
-				continue // removed: another
+			case ctx.Err() != nil: // interrupted as it was made ready
+				if ok {
+					p.handBack(ctx, slot)
+				}
+				return nil, ctx.Err()
+			case !ok:
+				continue // removed, or left for another: another
 			}
 			return &Lease{Slot: slot, commit: commit}, nil
 		}
@@ -407,6 +418,17 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			return nil, ctx.Err()
 		case <-time.After(wait):
 		}
+	}
+}
+
+// handBack releases a slot an interrupted acquire made ready (see
+// finishing); one it cannot release is left leased to this process, for
+// the next reclaim once it has exited, and a warning says so.
+func (p *Pool) handBack(ctx context.Context, s *state.Slot) {
+	fctx, done := finishing(ctx)
+	defer done()
+	if err := p.Release(fctx, &Lease{Slot: s}); err != nil {
+		p.r.Warnf("pool slot %s is left leased, to be reclaimed once this process has exited: the acquire was interrupted, and handing the slot back failed: %v", s.Path, err)
 	}
 }
 
