@@ -233,7 +233,10 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 
 // Drain removes the idle slots, those of the pools of the repository's
 // cached clones (a batch task's `repo =`) too, and returns how many, and
-// the trash entries it kept of them (see removeIdle). With all, slots
+// the trash entries it kept of them (see removeIdle). Each clone's pool
+// is drained on its own: one that cannot be opened is named, with why
+// (exit 1, unless a refusal below comes first), after the others are
+// drained. With all, slots
 // still leased by a running process are then refused (exit 3, naming
 // them): their work is never deleted under them. An idle slot that a
 // process works in (hostexec.Users: one left by a batch task, a shell)
@@ -243,12 +246,17 @@ func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, e
 	n, kept, err := p.drainOwn(ctx, all, kill)
 	clones, cerr := repo.OpenClones(ctx, p.r)
 	err = errors.Join(err, cerr)
+	var unopened []error
 	for _, c := range clones {
-		cn, ckept, cerr := New(c).drainOwn(ctx, all, kill)
-		c.Close()
+		if c.Err != nil {
+			unopened = append(unopened, exitcode.New(exitcode.Failure, "cannot drain the pool of the cached clone %s: %v (run what this says in the clone: `git -C %s apex ...`)", c.Dir, c.Err, c.Dir))
+			continue
+		}
+		cn, ckept, cerr := New(c.Repo).drainOwn(ctx, all, kill)
+		c.Repo.Close()
 		n, kept, err = n+cn, append(kept, ckept...), errors.Join(err, cerr)
 	}
-	return n, kept, err
+	return n, kept, errors.Join(append([]error{err}, unopened...)...)
 }
 
 // drainOwn is Drain of this repository's own pool.
