@@ -79,8 +79,9 @@ func maxSlots(pol *policy.Policy, limit int) int {
 	return limit
 }
 
-// Warm makes slots until the pool has size of them (idle or leased).
-// It returns the slots. The pool's directory is closed to other users
+// Warm makes slots until the pool has size of them (idle or leased),
+// once it has removed idle ones above [pool].max (trim). It returns the
+// slots. The pool's directory is closed to other users
 // first (repo.Repo.Private), a full pool's too.
 func (p *Pool) Warm(ctx context.Context, size int) ([]*state.Slot, error) {
 	if hostpath.Exists(p.Dir()) {
@@ -89,6 +90,9 @@ func (p *Pool) Warm(ctx context.Context, size int) ([]*state.Slot, error) {
 		}
 	}
 	if _, err := p.Reclaim(ctx, nil); err != nil {
+		return nil, err
+	}
+	if err := p.trim(ctx); err != nil {
 		return nil, err
 	}
 	commit, err := p.Commit(ctx)
@@ -442,12 +446,19 @@ func (p *Pool) handBack(ctx context.Context, s *state.Slot) {
 
 // Release ends what the lease's task left running in its process group,
 // resets the slot (changes, untracked and ignored files, in submodules
-// too) to its pool commit and makes it idle.
+// too) to its pool commit and makes it idle; then, when the pool holds
+// more slots than [pool].max, it removes idle ones down to it (trim).
 func (p *Pool) Release(ctx context.Context, l *Lease) error {
 	if l.warm != (state.Warm{}) { // the warm container it took: removed, unless its task's DropContainer did
 		p.dropWarm(ctx, &state.Slot{ID: l.Slot.ID, Path: l.Slot.Path, Warm: l.warm}, nil)
 	}
-	return cleaner{p}.resetTask(ctx, nil, l.Slot, l.contained, false)
+	if err := (cleaner{p}).resetTask(ctx, nil, l.Slot, l.contained, false); err != nil {
+		return err
+	}
+	if err := p.trim(ctx); err != nil { // the slot is idle again all the same
+		p.r.Warnf("the pool holds more slots than [pool].max: %v", err)
+	}
+	return nil
 }
 
 // Take moves an idle slot without a warm container to path and takes the
@@ -467,7 +478,7 @@ func (p *Pool) Take(ctx context.Context, lk *gitx.Locked, path string) (taken *s
 		return nil, err
 	}
 	if err := lk.MoveWorktree(ctx, slot.Path, path); err != nil {
-		return nil, p.Release(ctx, &Lease{Slot: slot})
+		return nil, cleaner{p}.resetTask(ctx, lk, slot, false, false) // not Release: its trim takes the lock
 	}
 	return slot, p.r.Store.Pool().Drop(ctx, slot.ID)
 }
