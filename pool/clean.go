@@ -182,18 +182,10 @@ func (c cleaner) ready(ctx context.Context, s *state.Slot, commit string) (bool,
 // reset and leased to a process about to exit.
 const cleanupGrace = time.Minute
 
-// finishing is the context for clean-up begun under ctx: it is not
-// cancelled with ctx, but cleanupGrace after ctx is. done releases it.
-func finishing(ctx context.Context) (fctx context.Context, done func()) {
-	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() {
-		select {
-		case <-fctx.Done():
-		case <-time.After(cleanupGrace):
-			cancel()
-		}
-	})
-	return fctx, func() { stop(); cancel() }
+// finishing is the context for clean-up begun under ctx, which goes on
+// for up to cleanupGrace after ctx is cancelled (hostexec.Finishing).
+func finishing(ctx context.Context) (context.Context, func()) {
+	return hostexec.Finishing(ctx, cleanupGrace)
 }
 
 // dirt says what git status finds in a slot, ignored files included

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
@@ -23,7 +22,6 @@ import (
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 	"github.com/git-apex/git-apex/trash"
-	"github.com/git-apex/git-apex/words"
 )
 
 // The warm pool keeps detached worktrees ("slots") ready under
@@ -92,7 +90,7 @@ func (p *Pool) Warm(ctx context.Context, size int) ([]*state.Slot, error) {
 	if _, err := p.Reclaim(ctx, nil); err != nil {
 		return nil, err
 	}
-	if err := p.trim(ctx); err != nil {
+	if err := (remover{p}).trim(ctx); err != nil {
 		return nil, err
 	}
 	commit, err := p.Commit(ctx)
@@ -247,7 +245,7 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 // is kept too, and refused naming it, unless kill: then it is ended
 // first (SIGTERM, then SIGKILL after [remove].kill_grace).
 func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
-	n, kept, err := p.drainOwn(ctx, all, kill)
+	n, kept, err := remover{p}.drainOwn(ctx, all, kill)
 	clones, cerr := repo.OpenClones(ctx, p.r)
 	err = errors.Join(err, cerr)
 	var unopened []error
@@ -256,89 +254,11 @@ func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, e
 			unopened = append(unopened, exitcode.New(exitcode.Failure, "cannot drain the pool of the cached clone %s: %v (run what this says in the clone: `git -C %s apex ...`)", c.Dir, c.Err, c.Dir))
 			continue
 		}
-		cn, ckept, cerr := New(c.Repo).drainOwn(ctx, all, kill)
+		cn, ckept, cerr := remover{New(c.Repo)}.drainOwn(ctx, all, kill)
 		c.Repo.Close()
 		n, kept, err = n+cn, append(kept, ckept...), errors.Join(err, cerr)
 	}
 	return n, kept, errors.Join(append([]error{err}, unopened...)...)
-}
-
-// drainOwn is Drain of this repository's own pool.
-func (p *Pool) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
-	if _, err := p.Reclaim(ctx, nil); err != nil {
-		return 0, nil, err
-	}
-	slots, err := p.r.Store.Pool().All(ctx)
-	if err != nil {
-		return 0, nil, err
-	}
-	lk, err := p.r.Lock(ctx)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer lk.Unlock()
-	var idle, busy []string
-	for _, s := range slots {
-		if !s.Leased() {
-			idle = append(idle, s.Path)
-		}
-	}
-	users := hostexec.Users(idle)
-	n := 0
-	var kept []trash.Entry
-	for _, s := range slots {
-		if s.Leased() {
-			continue
-		}
-		if procs := users[s.Path]; len(procs) > 0 && !kill {
-			busy = append(busy, s.Path+" by "+hostexec.Describe(procs))
-			continue
-		} else if len(procs) > 0 {
-			if err := hostexec.End(procs, repo.KillGrace(p.r)); err != nil {
-				return n, kept, exitcode.New(exitcode.Refused, "cannot drain pool slot %s: %v", s.Path, err)
-			}
-			p.r.Notef("pool slot %s: ended %s", s.Path, hostexec.Describe(procs))
-		}
-		warm := s.Warm != state.Warm{}
-		p.dropWarm(ctx, s, nil)
-		entry, err := p.removeIdle(ctx, lk, s, warm)
-		if entry != nil {
-			kept = append(kept, *entry)
-		}
-		if err != nil {
-			return n, kept, err
-		}
-		if err := p.r.Store.Pool().Drop(ctx, s.ID); err != nil {
-			return n, kept, err
-		}
-		n++
-	}
-	if len(busy) > 0 {
-		return n, kept, exitcode.New(exitcode.Refused, "cannot drain %s in use: %s; stop them, or run `git apex pool drain --kill`",
-			words.Count(len(busy), "slot"), strings.Join(busy, "; "))
-	}
-	if all {
-		return n, kept, stillLeased(slots)
-	}
-	return n, kept, nil
-}
-
-// removeIdle removes an idle slot's worktree. A release leaves it clean,
-// so what git finds changed in it was changed by hand: that is kept in
-// the trash first (keepChanged). A slot a warm container was made for
-// holds nothing of the user's, and goes as it is.
-func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) (*trash.Entry, error) {
-	var kept *trash.Entry
-	if !warm && hostpath.Exists(s.Path) {
-		var err error
-		if kept, err = (cleaner{p}).keepChanged(ctx, lk, s, false); err != nil {
-			return nil, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
-		}
-	}
-	if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
-		return kept, err
-	}
-	return kept, nil
 }
 
 // Lease is a slot held by this process.
@@ -411,7 +331,7 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 				return nil, err
 			case ctx.Err() != nil: // interrupted as it was made ready
 				if ok {
-					p.handBack(ctx, slot)
+					cleaner{p}.handBack(ctx, slot)
 				}
 				return nil, ctx.Err()
 			case !ok:
@@ -436,11 +356,11 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 // handBack releases a slot an interrupted acquire made ready (see
 // finishing); one it cannot release is left leased to this process, for
 // the next reclaim once it has exited, and a warning says so.
-func (p *Pool) handBack(ctx context.Context, s *state.Slot) {
+func (c cleaner) handBack(ctx context.Context, s *state.Slot) {
 	fctx, done := finishing(ctx)
 	defer done()
-	if err := p.Release(fctx, &Lease{Slot: s}); err != nil {
-		p.r.Warnf("pool slot %s is left leased, to be reclaimed once this process has exited: the acquire was interrupted, and handing the slot back failed: %v", s.Path, err)
+	if err := c.Release(fctx, &Lease{Slot: s}); err != nil {
+		c.r.Warnf("pool slot %s is left leased, to be reclaimed once this process has exited: the acquire was interrupted, and handing the slot back failed: %v", s.Path, err)
 	}
 }
 
@@ -455,7 +375,7 @@ func (p *Pool) Release(ctx context.Context, l *Lease) error {
 	if err := (cleaner{p}).resetTask(ctx, nil, l.Slot, l.contained, false); err != nil {
 		return err
 	}
-	if err := p.trim(ctx); err != nil { // the slot is idle again all the same
+	if err := (remover{p}).trim(ctx); err != nil { // the slot is idle again all the same
 		p.r.Warnf("the pool holds more slots than [pool].max: %v", err)
 	}
 	return nil
