@@ -79,8 +79,8 @@ func maxSlots(pol *policy.Policy, limit int) int {
 
 // Warm makes slots until the pool has size of them (idle or leased),
 // once it has removed idle ones above [pool].max (trim). It returns the
-// slots. The pool's directory is closed to other users
-// first (repo.Repo.Private), a full pool's too.
+// slots. The pool's directory is closed to other users first
+// (repo.Repo.Private), a full pool's too.
 func (p *Pool) Warm(ctx context.Context, size int) ([]*state.Slot, error) {
 	if hostpath.Exists(p.Dir()) {
 		if _, err := p.r.Private(p.Dir()); err != nil {
@@ -238,12 +238,12 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 // the trash entries it kept of them (see removeIdle). Each clone's pool
 // is drained on its own: one that cannot be opened is named, with why
 // (exit 1, unless a refusal below comes first), after the others are
-// drained. With all, slots
-// still leased by a running process are then refused (exit 3, naming
-// them): their work is never deleted under them. An idle slot that a
-// process works in (hostexec.Users: one left by a batch task, a shell)
-// is kept too, and refused naming it, unless kill: then it is ended
-// first (SIGTERM, then SIGKILL after [remove].kill_grace).
+// drained. With all, slots still leased by a running process are then
+// refused (exit 3, naming them): their work is never deleted under
+// them. An idle slot that a process works in (hostexec.Users: one left
+// by a batch task, a shell) is kept too, and refused naming it, unless
+// kill: then it is ended first (SIGTERM, then SIGKILL after
+// [remove].kill_grace).
 func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
 	n, kept, err := remover{p}.drainOwn(ctx, all, kill)
 	clones, cerr := repo.OpenClones(ctx, p.r)
