@@ -213,9 +213,11 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		if err := sandbox.DisarmForRemoval(ctx, m.r, env, opts.Force); err != nil {
 			return nil, err
 		}
-		if opts.Force {
+		// Unforced, the tree is clean: only ignored files that
+		// [trash].keep_ignored names are kept.
+		if keepIgnored := repo.KeepIgnored(m.r); opts.Force || len(keepIgnored) > 0 {
 			if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
-				Path: env.Path}, env.Contained(), m.r.Store.Now()); err != nil {
+				Path: env.Path}, env.Contained(), keepIgnored, m.r.Store.Now()); err != nil {
 				return nil, err
 			}
 		}

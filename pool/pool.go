@@ -316,7 +316,7 @@ func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, w
 	var kept *trash.Entry
 	if !warm && hostpath.Exists(s.Path) {
 		var err error
-		if kept, err = (cleaner{p}).keepChanged(ctx, lk, s, false); err != nil {
+		if kept, err = (cleaner{p}).keepChanged(ctx, lk, s, false, repo.KeepIgnored(p.r)); err != nil {
 			return nil, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
 		}
 	}
