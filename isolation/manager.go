@@ -1,12 +1,12 @@
 // Package isolation is the lifecycle of one env: start (planned from the
 // policy, checked against git, made by the provider of its mode: full, a
 // worktree with a container and a private git directory; worktree;
-// shared), path, list, link and unlink, exec, and remove. It works on an
-// opened repository (repo); takes slots from pool; leaves a full env's
-// container and its git to sandbox, the policy's commands and copies to
-// setup, and the repair of drift to heal; and runs host commands only
-// through hostexec. Close and finish (lifecycle) and sweeps over many
-// envs (sweep) build on it; it imports none of them.
+// shared), path, list, link and unlink, close and finish, exec, and
+// remove. It works on an opened repository (repo); takes slots from pool;
+// leaves a full env's container and its git to sandbox, the policy's
+// commands and copies to setup, and the repair of drift to heal; and runs
+// host commands only through hostexec. Sweeps over many envs (sweep)
+// build on it; it imports none of them.
 package isolation
 
 import (

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/git-apex/git-apex/isolation"
-	"github.com/git-apex/git-apex/lifecycle"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/trash"
 )
@@ -73,7 +72,7 @@ type Ending struct {
 	Removal     *Removal `json:"removal,omitempty"`
 }
 
-func endingOf(end *lifecycle.Ending) *Ending {
+func endingOf(end *isolation.Ending) *Ending {
 	out := &Ending{Env: envOf(end.Env), Outcome: Kept, StillUsedBy: end.StillUsedBy}
 	switch {
 	case end.Removed != nil:
@@ -96,7 +95,7 @@ type EndOptions struct {
 // when that is safe (with Force: whatever it holds, its uncommitted work
 // kept in the trash); else keeps it as preserved with the reason.
 func (s *Service) Close(ctx context.Context, identity string, opts EndOptions) (*Ending, error) {
-	end, err := lifecycle.New(s.r, s.m).Close(ctx, identity, opts.Cwd, opts.Force, opts.Kill)
+	end, err := s.m.CloseIdentity(ctx, identity, opts.Cwd, opts.Force, opts.Kill)
 	if err != nil {
 		return nil, identityError(err)
 	}
@@ -106,7 +105,7 @@ func (s *Service) Close(ctx context.Context, identity string, opts EndOptions) (
 // Finish ends an env's lifecycle: removed on success, preserved on
 // failure, as the policy says.
 func (s *Service) Finish(ctx context.Context, identity string, failed bool, opts EndOptions) (*Ending, error) {
-	end, err := lifecycle.New(s.r, s.m).Finish(ctx, identity, failed, opts.Cwd, opts.Kill)
+	end, err := s.m.Finish(ctx, identity, failed, opts.Cwd, opts.Kill)
 	if err != nil {
 		return nil, identityError(err)
 	}

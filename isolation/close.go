@@ -1,10 +1,4 @@
-// Package lifecycle ends environments: close (a work item ended: its
-// identity is dropped, and its env removed once no identity uses it) and
-// finish (the env's lifecycle ended: removed on success, kept for
-// inspection on failure, as the policy says). Both remove through
-// isolation's removal, and keep an env they cannot remove as preserved,
-// named by an identity, with the reason.
-package lifecycle
+package isolation
 
 import (
 	"context"
@@ -13,32 +7,18 @@ import (
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
-	"github.com/git-apex/git-apex/isolation"
-	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 )
-
-// Ender closes and finishes the envs of an opened repository.
-type Ender struct {
-	r *repo.Repo
-	m *isolation.Manager
-}
-
-// New is the ender of an opened repository's envs, removing them
-// through m.
-func New(r *repo.Repo, m *isolation.Manager) *Ender {
-	return &Ender{r: r, m: m}
-}
 
 // Ending says what close or finish did with an env.
 type Ending struct {
 	Env         *state.Env
-	StillUsedBy []string                // other identities that keep the env
-	Removed     *isolation.RemoveResult // when the env was removed
-	Preserved   string                  // when kept: why
+	StillUsedBy []string      // other identities that keep the env
+	Removed     *RemoveResult // when the env was removed
+	Preserved   string        // when kept: why
 }
 
-// Close ends an identity: a link is dropped, an env's own identity is
+// CloseIdentity ends an identity: a link is dropped, an env's own identity is
 // marked closed. When no other identity uses the env, it is removed if
 // that is safe, else kept as preserved with the reason, and then the
 // identity keeps naming it (path, remove, close --force reach it) until it
@@ -46,8 +26,8 @@ type Ending struct {
 // holds (its uncommitted work kept in the trash), kill ends the processes
 // working in it first. Processes working in it, without kill, refuse the
 // close (exit 3) with nothing changed.
-func (en *Ender) Close(ctx context.Context, identity, cwd string, force, kill bool) (*Ending, error) {
-	lk, env, link, err := en.r.LockedEnv(ctx, identity)
+func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string, force, kill bool) (*Ending, error) {
+	lk, env, link, err := m.r.LockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
 	}
@@ -56,13 +36,13 @@ func (en *Ender) Close(ctx context.Context, identity, cwd string, force, kill bo
 	if link != nil {
 		name = link.Alias
 	}
-	users, err := en.users(ctx, env)
+	users, err := m.users(ctx, env)
 	if err != nil {
 		return nil, err
 	}
 	others := slices.DeleteFunc(users, func(u string) bool { return u == name })
 	if len(others) > 0 {
-		if err := en.closeName(ctx, env, link); err != nil {
+		if err := m.closeName(ctx, env, link); err != nil {
 			return nil, err
 		}
 		return &Ending{Env: env, StillUsedBy: others}, nil
@@ -72,35 +52,35 @@ func (en *Ender) Close(ctx context.Context, identity, cwd string, force, kill bo
 	if force {
 		retry = "git apex close --force --kill " + identity
 	}
-	end, err := en.end(ctx, lk, env, cwd, "closed", "close "+identity, retry, force, kill)
+	end, err := m.end(ctx, lk, env, cwd, "closed", "close "+identity, retry, force, kill)
 	switch {
 	case err != nil:
 		return nil, err
 	case end.Removed != nil && link == nil:
-		return end, en.closeName(ctx, env, nil)
+		return end, m.closeName(ctx, env, nil)
 	case end.Removed != nil: // the removal dropped the link
 		return end, nil
 	}
-	return end, en.r.Store.Record(ctx, env, "closed", "kept as preserved: "+name+" still names it")
+	return end, m.r.Store.Record(ctx, env, "closed", "kept as preserved: "+name+" still names it")
 }
 
 // closeName drops link, or when it is nil marks the env's own identity
 // closed.
-func (en *Ender) closeName(ctx context.Context, env *state.Env, link *state.Link) error {
+func (m *Manager) closeName(ctx context.Context, env *state.Env, link *state.Link) error {
 	if link != nil {
-		return en.r.Store.RemoveLink(ctx, link, "closed")
+		return m.r.Store.RemoveLink(ctx, link, "closed")
 	}
 	env.IdentityClosed = true
-	return en.r.Store.Save(ctx, env, "closed", "")
+	return m.r.Store.Save(ctx, env, "closed", "")
 }
 
 // users lists the open identities that use an env.
-func (en *Ender) users(ctx context.Context, env *state.Env) ([]string, error) {
+func (m *Manager) users(ctx context.Context, env *state.Env) ([]string, error) {
 	var users []string
 	if !env.IdentityClosed {
 		users = append(users, env.Identity)
 	}
-	links, err := en.r.Store.LinksOf(ctx, env.ID)
+	links, err := m.r.Store.LinksOf(ctx, env.ID)
 	for _, l := range links {
 		users = append(users, l.Alias)
 	}
@@ -112,12 +92,12 @@ func (en *Ender) users(ctx context.Context, env *state.Env) ([]string, error) {
 // (the command: "close issue-42") with retry (the same with --kill) says.
 // When the removal is refused for anything else, or fails, the env is
 // kept as preserved with the reason, a warning, and a "skipped" event.
-func (en *Ender) end(ctx context.Context, lk *gitx.Locked, env *state.Env, cwd, outcome, what, retry string, force, kill bool) (*Ending, error) {
-	res, err := en.m.RemoveLocked(ctx, lk, env, isolation.RemoveOptions{Cwd: cwd, Force: force, Kill: kill})
+func (m *Manager) end(ctx context.Context, lk *gitx.Locked, env *state.Env, cwd, outcome, what, retry string, force, kill bool) (*Ending, error) {
+	res, err := m.RemoveLocked(ctx, lk, env, RemoveOptions{Cwd: cwd, Force: force, Kill: kill})
 	if err == nil {
 		return &Ending{Env: env, Removed: res}, nil
 	}
-	var inUse *isolation.InUseError
+	var inUse *InUseError
 	if errors.As(err, &inUse) {
 		return nil, inUse.Refusal(what, retry)
 	}
@@ -127,19 +107,19 @@ func (en *Ender) end(ctx context.Context, lk *gitx.Locked, env *state.Env, cwd, 
 		return nil, err
 	}
 	reason := err.Error()
-	en.r.Warnf("%s %s, but its environment was kept: %s", env.Identity, outcome, reason)
-	if err := en.r.Store.Record(ctx, env, "skipped", "cleanup: "+reason); err != nil {
+	m.r.Warnf("%s %s, but its environment was kept: %s", env.Identity, outcome, reason)
+	if err := m.r.Store.Record(ctx, env, "skipped", "cleanup: "+reason); err != nil {
 		return nil, err
 	}
-	return &Ending{Env: env, Preserved: reason}, en.preserve(ctx, env, reason)
+	return &Ending{Env: env, Preserved: reason}, m.preserve(ctx, env, reason)
 }
 
 // preserve keeps an env for inspection, with the reason in its metadata.
-func (en *Ender) preserve(ctx context.Context, env *state.Env, reason string) error {
+func (m *Manager) preserve(ctx context.Context, env *state.Env, reason string) error {
 	env.Status = state.Preserved
 	if env.Metadata == nil {
 		env.Metadata = map[string]string{}
 	}
 	env.Metadata["preserved_reason"] = reason
-	return en.r.Store.Save(ctx, env, "preserved", reason)
+	return m.r.Store.Save(ctx, env, "preserved", reason)
 }
