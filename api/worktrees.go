@@ -92,10 +92,12 @@ func (s *server) deleteWorktree(w http.ResponseWriter, r *http.Request) {
 // finishBody is the body of POST .../finish.
 type finishBody struct {
 	Failed bool `json:"failed"` // the work failed: keep the env for inspection
+	Kill   bool `json:"kill"`   // end the host's processes working in it rather than refuse
 }
 
 // finishWorktree ends an env's lifecycle: removed on success, preserved
-// on failure, as the policy says. No body is {failed: false}.
+// on failure, as the policy says; 409 naming the host's processes that
+// work in it, unless {kill: true}. No body is {failed: false}.
 func (s *server) finishWorktree(w http.ResponseWriter, r *http.Request) {
 	var body finishBody
 	if err := decode(r, &body); err != nil && !isEmptyBody(err) {
@@ -106,7 +108,7 @@ func (s *server) finishWorktree(w http.ResponseWriter, r *http.Request) {
 		if s.runs.running(root, identity) {
 			return nil, exitcode.New(exitcode.Refused, "commands are running in %s: wait for them, or DELETE it with ?force=true", identity)
 		}
-		return svc.Finish(r.Context(), identity, body.Failed, service.EndOptions{})
+		return svc.Finish(r.Context(), identity, body.Failed, service.EndOptions{Kill: body.Kill})
 	})
 }
 

@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,11 +128,22 @@ func NotKept(e *trash.Entry) string {
 		}
 		parts = append(parts, fmt.Sprintf("not kept, deleted: %s, over the trash's cap of %s per file", strings.Join(big, ", "), words.Size(trash.MaxFile)))
 	}
+	if n := len(e.IgnoredNotKept); n > 0 {
+		names := e.IgnoredNotKept
+		if n > maxNamed {
+			names = append(slices.Clip(names[:maxNamed]), fmt.Sprintf("and %d more", n-maxNamed))
+		}
+		parts = append(parts, fmt.Sprintf("%s not kept, deleted: %s; see [trash].keep_ignored",
+			words.Count(n, "ignored file"), strings.Join(names, ", ")))
+	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return " (" + strings.Join(parts, "; ") + ")"
 }
+
+// maxNamed is how many ignored paths not kept an undo line names.
+const maxNamed = 5
 
 // TrashRows are the rows of `git apex restore --list`.
 func TrashRows(entries []trash.Entry) [][]string {

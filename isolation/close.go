@@ -3,6 +3,7 @@ package isolation
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
@@ -18,30 +19,59 @@ type Ending struct {
 }
 
 // CloseIdentity ends an identity: a link is dropped, an env's own identity is
-// marked closed. When no identity still uses the env, it is removed if
-// that is safe, else kept as preserved with the reason. force and kill
-// are remove's: force removes it whatever it holds (its uncommitted work
-// kept in the trash), kill ends the processes working in it first.
+// marked closed. When no other identity uses the env, it is removed if
+// that is safe, else kept as preserved with the reason, and then the
+// identity keeps naming it (path, remove, close --force reach it) until it
+// is removed. force and kill are remove's: force removes it whatever it
+// holds (its uncommitted work kept in the trash), kill ends the processes
+// working in it first. Processes working in it, without kill, refuse the
+// close (exit 3) with nothing changed.
 func (m *Manager) CloseIdentity(ctx context.Context, identity, cwd string, force, kill bool) (*Ending, error) {
 	lk, env, link, err := m.r.LockedEnv(ctx, identity)
 	if err != nil {
 		return nil, err
 	}
 	defer lk.Unlock()
+	name := env.Identity
 	if link != nil {
-		err = m.r.Store.RemoveLink(ctx, link, "closed")
-	} else {
-		env.IdentityClosed = true
-		err = m.r.Store.Save(ctx, env, "closed", "")
+		name = link.Alias
 	}
+	users, err := m.users(ctx, env)
 	if err != nil {
 		return nil, err
 	}
-	users, err := m.users(ctx, env)
-	if err != nil || len(users) > 0 {
-		return &Ending{Env: env, StillUsedBy: users}, err
+	others := slices.DeleteFunc(users, func(u string) bool { return u == name })
+	if len(others) > 0 {
+		if err := m.closeName(ctx, env, link); err != nil {
+			return nil, err
+		}
+		return &Ending{Env: env, StillUsedBy: others}, nil
 	}
-	return m.end(ctx, lk, env, cwd, "closed", force, kill)
+	// The last identity: the env goes first, or the identity stays with it.
+	retry := "git apex close --kill " + identity
+	if force {
+		retry = "git apex close --force --kill " + identity
+	}
+	end, err := m.end(ctx, lk, env, cwd, "closed", "close "+identity, retry, force, kill)
+	switch {
+	case err != nil:
+		return nil, err
+	case end.Removed != nil && link == nil:
+		return end, m.closeName(ctx, env, nil)
+	case end.Removed != nil: // the removal dropped the link
+		return end, nil
+	}
+	return end, m.r.Store.Record(ctx, env, "closed", "kept as preserved: "+name+" still names it")
+}
+
+// closeName drops link, or when it is nil marks the env's own identity
+// closed.
+func (m *Manager) closeName(ctx context.Context, env *state.Env, link *state.Link) error {
+	if link != nil {
+		return m.r.Store.RemoveLink(ctx, link, "closed")
+	}
+	env.IdentityClosed = true
+	return m.r.Store.Save(ctx, env, "closed", "")
 }
 
 // users lists the open identities that use an env.
@@ -58,12 +88,18 @@ func (m *Manager) users(ctx context.Context, env *state.Env) ([]string, error) {
 }
 
 // end removes an env nobody uses any more (force and kill: as remove's).
-// When the removal is refused or fails, the env is kept as preserved
-// with the reason, a warning, and a "skipped" event.
-func (m *Manager) end(ctx context.Context, lk *gitx.Locked, env *state.Env, cwd, outcome string, force, kill bool) (*Ending, error) {
+// Processes working in it refuse it (exit 3, nothing changed), as what
+// (the command: "close issue-42") with retry (the same with --kill) says.
+// When the removal is refused for anything else, or fails, the env is
+// kept as preserved with the reason, a warning, and a "skipped" event.
+func (m *Manager) end(ctx context.Context, lk *gitx.Locked, env *state.Env, cwd, outcome, what, retry string, force, kill bool) (*Ending, error) {
 	res, err := m.RemoveLocked(ctx, lk, env, RemoveOptions{Cwd: cwd, Force: force, Kill: kill})
 	if err == nil {
 		return &Ending{Env: env, Removed: res}, nil
+	}
+	var inUse *InUseError
+	if errors.As(err, &inUse) {
+		return nil, inUse.Refusal(what, retry)
 	}
 	var coded *exitcode.Error
 	var gerr *gitx.Error

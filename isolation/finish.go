@@ -6,7 +6,9 @@ import "context"
 // [worktree].cleanup_on_complete is on; on failure it keeps it as
 // preserved when [worktree].preserve_on_failure is on, else removes it.
 // A refused or failed removal (cwd and kill: as for CloseIdentity) does
-// not make Finish fail: the env is kept as preserved, with the reason.
+// not make Finish fail: the env is kept as preserved, with the reason;
+// but processes working in it, without kill, refuse it (exit 3) with
+// nothing changed.
 func (m *Manager) Finish(ctx context.Context, identity string, failed bool, cwd string, kill bool) (*Ending, error) {
 	pol, err := m.r.Policy()
 	if err != nil {
@@ -23,9 +25,9 @@ func (m *Manager) Finish(ctx context.Context, identity string, failed bool, cwd 
 	case !failed && !pol.Worktree.CleanupOnComplete:
 		return &Ending{Env: env}, m.r.Store.Record(ctx, env, "finished", "kept: cleanup_on_complete is off")
 	}
-	outcome := "finished"
+	outcome, flags := "finished", ""
 	if failed {
-		outcome = "finished with failure"
+		outcome, flags = "finished with failure", "--failed "
 	}
-	return m.end(ctx, lk, env, cwd, outcome, false, kill)
+	return m.end(ctx, lk, env, cwd, outcome, "finish "+identity, "git apex finish "+flags+"--kill "+identity, false, kill)
 }

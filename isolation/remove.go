@@ -129,7 +129,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			return nil, refuse("your current directory is inside it; cd elsewhere, or run %s", forceHint)
 		}
 		if users = hostexec.UsersOf(wt.Path); len(users) > 0 && !opts.Kill {
-			return nil, refuse("it is in use by %s; stop it, or run `git apex remove --kill %s` to end it first", hostexec.Describe(users), identity)
+			return nil, &InUseError{Identity: identity, Users: users}
 		}
 		// Uncommitted changes are checked by the provider's remove,
 		// below, after the intent; this checks what git status does not.
@@ -213,9 +213,11 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		if err := sandbox.DisarmForRemoval(ctx, m.r, env, opts.Force); err != nil {
 			return nil, err
 		}
-		if opts.Force {
+		// Unforced, the tree is clean: only ignored files that
+		// [trash].keep_ignored names are kept.
+		if keepIgnored := repo.KeepIgnored(m.r); opts.Force || len(keepIgnored) > 0 {
 			if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
-				Path: env.Path}, env.Contained(), m.r.Store.Now()); err != nil {
+				Path: env.Path}, env.Contained(), keepIgnored, m.r.Store.Now()); err != nil {
 				return nil, err
 			}
 		}
@@ -252,6 +254,30 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 	}
 	return res, nil
 }
+
+// InUseError is a removal refused (exit 3, nothing changed) because
+// processes on the host work in the env's worktree and Kill was not
+// given: close and finish refuse with it too, rather than keep the env.
+type InUseError struct {
+	Identity string             // the env's identity
+	Users    []hostexec.Process // the processes working in it
+}
+
+func (e *InUseError) Error() string {
+	return fmt.Sprintf("cannot remove %s: it is in use by %s; stop it, or run `git apex remove --kill %s` to end it first",
+		e.Identity, hostexec.Describe(e.Users), e.Identity)
+}
+
+// Refusal is the refusal of another command that would have removed the
+// env: what it stopped ("close issue-42") and retry, the same command
+// with --kill.
+func (e *InUseError) Refusal(what, retry string) error {
+	return exitcode.New(exitcode.Refused, "cannot %s: its environment is in use by %s; nothing was changed: stop it, or run `%s` to end it first",
+		what, hostexec.Describe(e.Users), retry)
+}
+
+// ExitCode is exitcode.Refused.
+func (e *InUseError) ExitCode() int { return exitcode.Refused }
 
 // checkBranchHeld fails when the env's branch has commits that neither
 // its base, any other branch, nor a remote holds.

@@ -157,10 +157,11 @@ type FinishInput struct {
 	Where
 	Identity string `json:"identity"`
 	Failed   bool   `json:"failed,omitempty"`
+	Kill     bool   `json:"kill,omitempty"`
 }
 
 func (t *tools) finish(ctx context.Context, s *service.Service, in FinishInput) (*service.Ending, error) {
-	return s.Finish(ctx, in.Identity, in.Failed, service.EndOptions{})
+	return s.Finish(ctx, in.Identity, in.Failed, service.EndOptions{Kill: in.Kill})
 }
 
 // LinkInput is the link tool's input.

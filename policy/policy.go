@@ -162,6 +162,11 @@ type Trash struct {
 	// Keep is how long the uncommitted work a forced removal discarded
 	// stays restorable (`git apex restore`); `git apex gc` drops older.
 	Keep Duration `toml:"keep"`
+	// KeepIgnored are gitignore patterns ("/.env", "*.local"): the
+	// ignored files of an env they match are kept in the trash too, each
+	// up to trash.MaxFile, when its worktree is removed. Other ignored
+	// files are deleted with it, and named in the undo line.
+	KeepIgnored []string `toml:"keep_ignored"`
 }
 
 // Pool is the [pool] table.

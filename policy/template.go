@@ -117,6 +117,10 @@ host = "auto"
 # How long the uncommitted work "git apex remove --force" discards stays
 # restorable with "git apex restore"; "git apex gc" drops older work.
 keep = "14d"
+# Ignored files (gitignore patterns) kept in the trash too when an
+# environment is removed, each up to 100 MiB; other ignored files are
+# deleted with it, and the undo line names them.
+# keep_ignored = [".env", "*.local"]
 
 [remove]
 # How long processes still running in an environment that "remove --kill"

@@ -78,6 +78,11 @@ func (p *Policy) validate() *Error {
 	if p.Trash.Keep <= 0 {
 		return bad("trash.keep", "must be longer than 0, like \"14d\"")
 	}
+	for _, pattern := range p.Trash.KeepIgnored {
+		if strings.TrimSpace(pattern) == "" || strings.ContainsAny(pattern, "\n\r\x00") || strings.HasPrefix(pattern, "#") {
+			return bad("trash.keep_ignored", "invalid pattern %q: give one gitignore pattern per string, like \".env\" or \"*.local\"", pattern)
+		}
+	}
 	if c.ExchangeTimeout <= 0 {
 		return bad("container.exchange_timeout", "must be longer than 0, like \"5m\"")
 	}

@@ -216,7 +216,7 @@ func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string) (*tr
 	if err != nil {
 		return nil, err
 	}
-	kept, err := c.keepChanged(ctx, lk, s, true)
+	kept, err := c.keepChanged(ctx, lk, s, true, nil)
 	lk.Unlock()
 	if err != nil {
 		return nil, err
@@ -233,9 +233,9 @@ func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string) (*tr
 // keepChanged keeps what was changed in an idle slot (by hand, or by a
 // process that outlived its task) in the trash, as the work of the
 // identity task-<slot>, which `git apex restore` makes into an env at
-// the slot's commit; nil when nothing was. contained is as for
-// trash.Record.
-func (c cleaner) keepChanged(ctx context.Context, lk *gitx.Locked, s *state.Slot, contained bool) (*trash.Entry, error) {
+// the slot's commit; nil when nothing was. contained and keepIgnored are
+// as for trash.Record.
+func (c cleaner) keepChanged(ctx context.Context, lk *gitx.Locked, s *state.Slot, contained bool, keepIgnored []string) (*trash.Entry, error) {
 	what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
-	return trash.Record(ctx, lk, what, contained, c.r.Store.Now())
+	return trash.Record(ctx, lk, what, contained, keepIgnored, c.r.Store.Now())
 }

@@ -89,7 +89,7 @@ func (p remover) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot,
 	var kept *trash.Entry
 	if !warm && hostpath.Exists(s.Path) {
 		var err error
-		if kept, err = (cleaner{p.Pool}).keepChanged(ctx, lk, s, false); err != nil {
+		if kept, err = (cleaner{p.Pool}).keepChanged(ctx, lk, s, false, repo.KeepIgnored(p.r)); err != nil {
 			return nil, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
 		}
 	}

@@ -272,6 +272,17 @@ func KillGrace(r *Repo) time.Duration {
 	return time.Duration(pol.Remove.KillGrace)
 }
 
+// KeepIgnored is [trash].keep_ignored: the gitignore patterns of the
+// ignored files a removal keeps in the trash; none while the policy
+// cannot be read (a forced removal goes on without it).
+func KeepIgnored(r *Repo) []string {
+	pol, err := r.Policy()
+	if err != nil {
+		return nil
+	}
+	return pol.Trash.KeepIgnored
+}
+
 // Notef prints a note on stderr.
 func (r *Repo) Notef(format string, args ...any) {
 	fmt.Fprintf(r.opts.Stderr, format+"\n", args...)

@@ -27,14 +27,20 @@ type Link struct {
 var ErrAliasTaken = errors.New("alias already in use")
 
 // Resolve finds the live env an identity names: its own env, or the env a
-// link resolves to (then link is that link). It returns a nil env when the
-// identity names nothing live.
+// link resolves to (then link is that link), or else the newest live env
+// whose own identity it was and that nothing names any more (its identity
+// closed, its last link dropped by unlink, or kept by an older git-apex's
+// close), so that no live env is ever out of reach. It returns a nil env
+// when the identity names nothing live.
 func (s *Store) Resolve(ctx context.Context, identity string) (env *Env, link *Link, err error) {
 	if env, err = s.Live(ctx, identity); env != nil || err != nil {
 		return env, nil, err
 	}
 	l, err := findLink(ctx, s.db, identity)
-	if l == nil || err != nil {
+	if l == nil && err == nil {
+		return s.unnamed(ctx, identity)
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	row := s.db.QueryRowContext(ctx, `SELECT `+envColumns+` FROM envs WHERE id = ? AND status != 'destroyed'`, l.EnvID)
@@ -43,6 +49,19 @@ func (s *Store) Resolve(ctx context.Context, identity string) (env *Env, link *L
 		return nil, nil, nil
 	}
 	return env, l, err
+}
+
+// unnamed returns the newest live env whose own identity, closed, is
+// identity and that no link names, or a nil env.
+func (s *Store) unnamed(ctx context.Context, identity string) (*Env, *Link, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+envColumns+` FROM envs
+		WHERE identity = ? AND status != 'destroyed' AND identity_closed = 1
+		AND NOT EXISTS (SELECT 1 FROM links WHERE links.env_id = envs.id) ORDER BY id DESC LIMIT 1`, identity)
+	env, err := scanEnv(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil
+	}
+	return env, nil, err
 }
 
 // findLink reads the link named alias, or nil.

@@ -21,6 +21,7 @@ import (
 	"github.com/git-apex/git-apex/policy"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/words"
 )
 
 // Sweeper sweeps the envs of an opened repository.
@@ -191,6 +192,9 @@ func (sw *Sweeper) sweepOne(ctx context.Context, lk *gitx.Locked, item *Item, op
 		BranchMerged: item.Merged, Worktrees: worktrees, ReadWithin: within, Kill: opts.Kill})
 	if err == nil {
 		item.Removed, item.BranchDeleted = true, res.BranchDeleted
+		if res.Trash != nil { // ignored files that [trash].keep_ignored names
+			item.Why += fmt.Sprintf("; %s kept in the trash: `git apex restore %s`", words.Count(res.Trash.Files, "ignored file"), env.Identity)
+		}
 		return
 	}
 	item.Kept = strings.TrimPrefix(err.Error(), "cannot remove "+env.Identity+": ")

@@ -53,6 +53,11 @@ type Entry struct {
 	// content the discard deleted without keeping it; only in the result
 	// of the discard that made the entry.
 	TooBig []Big `json:"too_big,omitempty"`
+	// IgnoredNotKept are the ignored files (and directories, as dir/, of
+	// which nothing was kept) that the discard deleted without keeping
+	// them: those no pattern of keepIgnored (Record) matched; only in the
+	// result of the discard that made the entry.
+	IgnoredNotKept []string `json:"ignored_not_kept,omitempty"`
 }
 
 // Big is a file the trash did not keep for its size.
@@ -86,26 +91,34 @@ var committer = []string{"GIT_AUTHOR_NAME=git-apex", "GIT_AUTHOR_EMAIL=git-apex@
 // Record keeps the uncommitted work of the worktree at what.Path as an
 // entry made at now, and returns it; nil when there is nothing to lose:
 // a git status finds the tree clean (contained: a container wrote in it,
-// as gitx.StatusOptions says), or the index and every file not ignored
-// are as the commit checked out. what gives Identity, Branch, Base and
-// Mode. A status that fails (a trap.Error, say) is returned as it is;
-// work that cannot be kept is a refusal (exit 3): the caller deletes
-// nothing.
-func Record(ctx context.Context, lk *gitx.Locked, what Entry, contained bool, now time.Time) (*Entry, error) {
+// as gitx.StatusOptions says) and keepIgnored is empty, or the index and
+// every file not ignored are as the commit checked out and no ignored
+// file matches keepIgnored. keepIgnored are gitignore patterns
+// ([trash].keep_ignored): the ignored files they match are kept too,
+// each up to MaxFile; the entry names the ignored ones it did not keep.
+// what gives Identity, Branch, Base and Mode. A status that fails (a
+// trap.Error, say) is returned as it is; work that cannot be kept is a
+// refusal (exit 3): the caller deletes nothing.
+func Record(ctx context.Context, lk *gitx.Locked, what Entry, contained bool, keepIgnored []string, now time.Time) (*Entry, error) {
 	changes, err := lk.Status(ctx, what.Path, gitx.StatusOptions{Contained: contained})
-	if err != nil || !changes.Dirty() {
+	if err != nil || !changes.Dirty() && len(keepIgnored) == 0 {
 		return nil, err
 	}
-	e, err := record(ctx, lk, what, now)
+	e, err := record(ctx, lk, what, keepIgnored, now)
 	if err != nil {
+		lost := changes.Files()
+		if !changes.Dirty() {
+			lost = "ignored files that [trash].keep_ignored names"
+		}
 		return nil, exitcode.New(exitcode.Refused, "cannot keep the %s of %s in the trash, so nothing was deleted: %v; commit or stash them, then retry",
-			changes.Files(), what.Identity, err)
+			lost, what.Identity, err)
 	}
 	return e, nil
 }
 
-// record is Record once a status found the worktree dirty.
-func record(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*Entry, error) {
+// record is Record once a status found the worktree dirty, or
+// keepIgnored asks to look for ignored files to keep.
+func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []string, now time.Time) (*Entry, error) {
 	dir := what.Path
 	head, err := lk.WorktreeHead(ctx, dir)
 	if err != nil {
@@ -121,7 +134,7 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*E
 	if err != nil {
 		indexTree = headTree
 	}
-	workTree, left, err := workingTree(ctx, lk, dir)
+	workTree, left, err := workingTree(ctx, lk, dir, keepIgnored)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +147,7 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*E
 	}
 	e := what
 	e.Path, e.Head, e.Files, e.At, e.NotKept, e.TooBig = dir, head, files, now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig
+	e.IgnoredNotKept = left.IgnoredNotKept
 	return keep(ctx, lk, e, indexTree, workTree)
 }
 
@@ -161,15 +175,21 @@ func tree(ctx context.Context, lk *gitx.Locked, dir string, env []string, args .
 }
 
 // workingTree writes the tree of every file in the worktree at dir that
-// is not ignored, through a copy of its index (copyInto): its own index
-// is left as it is. It leaves out what leftOut finds, and returns it.
-func workingTree(ctx context.Context, lk *gitx.Locked, dir string) (string, Entry, error) {
+// is not ignored, and of the ignored ones keepIgnored matches (ignored),
+// through a copy of its index (copyInto): its own index is left as it
+// is. It leaves out what leftOut and ignored find, and returns it.
+func workingTree(ctx context.Context, lk *gitx.Locked, dir string, keepIgnored []string) (string, Entry, error) {
 	var left Entry
 	indexFile, err := tree(ctx, lk, dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
 	if err != nil {
 		return "", left, err
 	}
 	if left, err = leftOut(ctx, lk, dir, nil); err != nil {
+		return "", left, err
+	}
+	omitted := left.omitted() // not the ignored ones: git add refuses to name an ignored file
+	keepPaths, err := ignored(ctx, lk, dir, keepIgnored, &left)
+	if err != nil {
 		return "", left, err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(indexFile), "apex-trash-index-")
@@ -181,11 +201,109 @@ func workingTree(ctx context.Context, lk *gitx.Locked, dir string) (string, Entr
 		return "", left, err
 	}
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
-	if _, err := lk.Run(ctx, dir, env, append([]string{"add", "-A"}, excluding(left.omitted())...)...); err != nil {
+	if _, err := lk.Run(ctx, dir, env, append([]string{"add", "-A"}, excluding(omitted)...)...); err != nil {
 		return "", left, err
+	}
+	if len(keepPaths) > 0 {
+		if _, err := lk.Run(ctx, dir, env, append([]string{"add", "-f"}, literal(keepPaths)...)...); err != nil {
+			return "", left, err
+		}
 	}
 	t, err := tree(ctx, lk, dir, env, "write-tree")
 	return t, left, err
+}
+
+// ignored finds the ignored files of the worktree at dir: it returns
+// those that a gitignore pattern of keepIgnored matches, for the trash to
+// keep (those over MaxFile go to left.TooBig instead), and puts in
+// left.IgnoredNotKept the others, as git lists them: a directory ignored
+// whole as dir/, when anything in it was not kept. git looks into
+// ignored directories only when keepIgnored has patterns.
+func ignored(ctx context.Context, lk *gitx.Locked, dir string, keepIgnored []string, left *Entry) ([]string, error) {
+	out, err := lk.Run(ctx, dir, nil, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--no-empty-directory")
+	if err != nil {
+		return nil, err
+	}
+	all := nonEmpty(strings.Split(out, "\x00"))
+	var keepPaths []string
+	if len(keepIgnored) > 0 && len(all) > 0 {
+		if keepPaths, err = matching(ctx, lk, dir, keepIgnored, all, left); err != nil {
+			return nil, err
+		}
+	}
+	taken := map[string]bool{} // kept, or named already (too big, a nested repository)
+	for _, p := range append(slices.Clone(keepPaths), left.omitted()...) {
+		taken[p] = true
+	}
+	var partly []string // directories of which something was kept
+	for _, p := range all {
+		switch {
+		case taken[p] || slices.ContainsFunc(left.IgnoredNotKept, func(d string) bool { return strings.HasPrefix(p, d) }):
+		case strings.HasSuffix(p, "/") && slices.ContainsFunc(keepPaths, func(k string) bool { return strings.HasPrefix(k, p) }):
+			partly = append(partly, p)
+		default:
+			left.IgnoredNotKept = append(left.IgnoredNotKept, p)
+		}
+	}
+	if len(partly) == 0 {
+		return keepPaths, nil
+	}
+	if out, err = lk.Run(ctx, dir, nil, append([]string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard"}, literal(partly)...)...); err != nil {
+		return nil, err
+	}
+	for _, p := range nonEmpty(strings.Split(out, "\x00")) {
+		if i := slices.IndexFunc(partly, func(d string) bool { return strings.HasPrefix(p, d) }); i >= 0 && !taken[p] {
+			left.IgnoredNotKept = append(left.IgnoredNotKept, partly[i])
+			partly = slices.Delete(partly, i, i+1)
+		}
+	}
+	slices.Sort(left.IgnoredNotKept)
+	return keepPaths, nil
+}
+
+// literal is the pathspec of exactly paths.
+func literal(paths []string) []string {
+	spec := []string{"--"}
+	for _, p := range paths {
+		spec = append(spec, ":(literal)"+p)
+	}
+	return spec
+}
+
+// matching returns the untracked files under the ignored paths that the
+// gitignore patterns match, but those over MaxFile (into left.TooBig)
+// and nested repositories (git lists them as dir/: they stay not kept).
+func matching(ctx context.Context, lk *gitx.Locked, dir string, patterns, ignoredPaths []string, left *Entry) ([]string, error) {
+	list, err := os.CreateTemp("", "apex-keep-ignored-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(list.Name())
+	_, err = list.WriteString(strings.Join(patterns, "\n") + "\n")
+	if err = errors.Join(err, list.Close()); err != nil {
+		return nil, err
+	}
+	out, err := lk.Run(ctx, dir, nil, append([]string{"ls-files", "-z", "--others", "--ignored", "--exclude-from=" + list.Name()}, literal(ignoredPaths)...)...)
+	if err != nil {
+		return nil, err
+	}
+	var keepPaths []string
+	for _, p := range nonEmpty(strings.Split(out, "\x00")) {
+		info, err := os.Lstat(filepath.Join(dir, p))
+		switch {
+		case strings.HasSuffix(p, "/") || err != nil:
+		case info.Mode().IsRegular() && info.Size() > MaxFile:
+			left.TooBig = append(left.TooBig, Big{Path: p, Size: info.Size()})
+		default:
+			keepPaths = append(keepPaths, p)
+		}
+	}
+	return keepPaths, nil
+}
+
+// nonEmpty is paths less its empty strings.
+func nonEmpty(paths []string) []string {
+	return slices.DeleteFunc(paths, func(p string) bool { return p == "" })
 }
 
 // leftOut is what the trash does not keep of the working tree at dir,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func TestRecordAndPut(t *testing.T) {
 	defer lk.Unlock()
 	what := Entry{Identity: "feature-topic", Branch: "topic", Base: "main", Mode: "worktree", Path: wt}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	if e, err := Record(ctx, lk, what, false, now); err != nil || e != nil {
+	if e, err := Record(ctx, lk, what, false, nil, now); err != nil || e != nil {
 		t.Fatalf("clean worktree: Record = %+v, %v; want nothing", e, err)
 	}
 
@@ -55,12 +56,15 @@ func TestRecordAndPut(t *testing.T) {
 	os.Remove(filepath.Join(wt, "gone.txt"))
 	gittest.Git(t, "", "init", "-q", filepath.Join(wt, "nested")) // no commit: git add would fail on it
 	tip := gittest.Git(t, wt, "rev-parse", "HEAD")
-	e, err := Record(ctx, lk, what, false, now)
+	e, err := Record(ctx, lk, what, false, nil, now)
 	if err != nil || e == nil {
 		t.Fatalf("Record = %+v, %v", e, err)
 	}
 	if e.Ref != "refs/apex/trash/feature-topic/1772366400000" || e.Head != tip || e.Files != 4 || len(e.NotKept) != 1 || e.NotKept[0] != "nested/" {
 		t.Errorf("Record = %+v; want its ref by identity and time, head %s, 4 files, the nested repository not kept", e, tip)
+	}
+	if !slices.Equal(e.IgnoredNotKept, []string{"debug.log"}) {
+		t.Errorf("Record's ignored files not kept = %q; want debug.log", e.IgnoredNotKept)
 	}
 	if got := gittest.Git(t, wt, "diff", "--cached", "--name-only"); got != "staged.txt" {
 		t.Errorf("Record changed the worktree's index: staged %q", got)
@@ -139,11 +143,66 @@ func TestRecordRacyEdit(t *testing.T) {
 	defer lk.Unlock()
 
 	gittest.RacyEdit(t, wt, "tracked.txt", "two\n")
-	e, err := Record(ctx, lk, Entry{Identity: "feature-topic", Mode: "worktree", Path: wt}, false, time.Now())
+	e, err := Record(ctx, lk, Entry{Identity: "feature-topic", Mode: "worktree", Path: wt}, false, nil, time.Now())
 	if err != nil || e == nil {
 		t.Fatalf("Record = %+v, %v; want the edit kept", e, err)
 	}
 	if got := gittest.Git(t, wt, "show", e.Commit+":tracked.txt"); got != "two" || e.Files != 1 {
 		t.Errorf("Record kept tracked.txt as %q (%d files); want the edit, two", got, e.Files)
+	}
+}
+
+// TestRecordKeepIgnored keeps the ignored files a keep_ignored pattern
+// matches, in a worktree otherwise clean, at any depth and inside an
+// ignored directory; the other ignored files are named, a directory
+// ignored whole once (when anything in it was not kept), and one over
+// MaxFile is named as too big.
+func TestRecordKeepIgnored(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.NewRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(".env\n*.local\n*.log\ncache/\nconfig/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", ".")
+	gittest.Git(t, dir, "commit", "-q", "-m", "ignore")
+	wt := filepath.Join(filepath.Dir(dir), "wt")
+	gittest.Git(t, dir, "worktree", "add", "-q", "-b", "topic", wt)
+	files := map[string]int64{".env": 5, "sub/.env": 5, "config/db.local": 5, "config/other": 5, "debug.log": 5, "cache/blob": 5, "huge.local": MaxFile + 1}
+	for name, size := range files {
+		path := filepath.Join(wt, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(path, size); err != nil { // sparse: nothing is written
+			t.Fatal(err)
+		}
+	}
+	r, err := gitx.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk, err := r.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Unlock()
+	what := Entry{Identity: "feature-topic", Mode: "worktree", Path: wt}
+	if e, err := Record(ctx, lk, what, false, nil, time.Now()); err != nil || e != nil {
+		t.Fatalf("no keep_ignored: Record = %+v, %v; want nothing (the tree is clean)", e, err)
+	}
+	e, err := Record(ctx, lk, what, false, []string{".env", "*.local"}, time.Now())
+	if err != nil || e == nil {
+		t.Fatalf("Record = %+v, %v; want the matching ignored files kept", e, err)
+	}
+	kept := gittest.Git(t, wt, "ls-tree", "-r", "--name-only", e.Commit)
+	if want := ".env\n.gitignore\nconfig/db.local\nsub/.env"; kept != want {
+		t.Errorf("Record kept:\n%s\nwant\n%s", kept, want)
+	}
+	if e.Files != 3 || !slices.Equal(e.IgnoredNotKept, []string{"cache/", "config/", "debug.log"}) ||
+		len(e.TooBig) != 1 || e.TooBig[0].Path != "huge.local" {
+		t.Errorf("Record = %+v; want 3 files, cache/, config/ (its other) and debug.log not kept, huge.local too big", e)
 	}
 }

@@ -18,7 +18,8 @@ func closeCommand() *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "remove it as remove --force does, its uncommitted work kept in the trash"},
 			cmdline.KillFlag, jsonFlag},
 		Description: "An environment that no identity uses any more is removed when that is safe; " +
-			"one with uncommitted work is kept as preserved, with the reason; --force removes it, its work kept in the trash.",
+			"one with uncommitted work is kept as preserved, with the reason, and the identity keeps naming it until it is removed; " +
+			"--force removes it, its work kept in the trash. A process working in it refuses the close (exit 3, nothing changed) unless --kill.",
 		Action: func(c *cli.Context) error {
 			args, err := cmdline.Positional(c, 1, 1, "<identity>")
 			if err != nil {
@@ -47,7 +48,8 @@ func finishCommand() *cli.Command {
 		UsageText: "git apex finish [--failed] [--kill] [--json] <identity>",
 		Description: "On success the environment is removed when [worktree].cleanup_on_complete (default true). " +
 			"With --failed it is kept as preserved, and its path printed, when [worktree].preserve_on_failure (default true). " +
-			"A cleanup that is refused or fails only warns: finish still succeeds.",
+			"A cleanup that is refused or fails only warns: finish still succeeds; " +
+			"but a process working in the environment refuses it (exit 3, nothing changed) unless --kill.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "failed", Usage: "the work failed: keep the environment for inspection"},
 			cmdline.KillFlag,
