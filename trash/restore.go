@@ -15,7 +15,7 @@ import (
 // entry, e.Head nor the index tracks (Put leaves it alone). The index's
 // own staged state is not compared: Put sets it as the entry has it.
 func Overwrites(ctx context.Context, lk *gitx.Locked, dir string, e Entry) ([]string, error) {
-	work, _, err := workingTree(ctx, lk, dir)
+	work, _, err := workingTree(ctx, lk, dir, nil)
 	if err != nil {
 		return nil, err
 	}
