@@ -167,7 +167,7 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 			continue
 		}
 		p.reclaimDead(ctx, taken)
-		if err := (cleaner{p}).resetTask(ctx, held, taken, true, true); err != nil {
+		if err := (cleaner{p}).resetTask(ctx, held, taken, true); err != nil {
 			return n, err
 		}
 		n++
@@ -410,14 +410,15 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 	}
 }
 
-// Release ends what the lease's task left running in its process group,
+// Release ends what the lease's task left running (its process group,
+// what carries the slot's mark or works in the slot: see leftovers),
 // resets the slot (changes, untracked and ignored files, in submodules
 // too) to its pool commit and makes it idle.
 func (p *Pool) Release(ctx context.Context, l *Lease) error {
 	if l.warm != (state.Warm{}) { // the warm container it took: removed, unless its task's DropContainer did
 		p.dropWarm(ctx, &state.Slot{ID: l.Slot.ID, Path: l.Slot.Path, Warm: l.warm}, nil)
 	}
-	return cleaner{p}.resetTask(ctx, nil, l.Slot, l.contained, false)
+	return cleaner{p}.resetTask(ctx, nil, l.Slot, l.contained)
 }
 
 // Take moves an idle slot without a warm container to path and takes the
@@ -429,17 +430,27 @@ func (p *Pool) Release(ctx context.Context, l *Lease) error {
 // not nil. The caller holds the lock. A warm container's slot is never
 // taken: the container writes there at will (see "Warm containers"),
 // and every other idle slot was reset, and checked when a container had
-// worked there, once no container could write there any more.
+// worked there, once no container could write there any more. What a
+// task left running there is ended first, and a slot found changed
+// since its release is removed, not taken (see takeable).
 func (p *Pool) Take(ctx context.Context, lk *gitx.Locked, path string) (taken *state.Slot, err error) {
 	pid, start := hostexec.Self()
-	slot, err := p.r.Store.Pool().Lease(ctx, pid, start, false)
-	if slot == nil || err != nil {
-		return nil, err
+	for {
+		slot, err := p.r.Store.Pool().Lease(ctx, pid, start, false)
+		if slot == nil || err != nil {
+			return nil, err
+		}
+		if ok, err := (cleaner{p}).takeable(ctx, lk, slot); err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue // removed: another
+		}
+		if err := lk.MoveWorktree(ctx, slot.Path, path); err != nil {
+			return nil, p.Release(ctx, &Lease{Slot: slot})
+		}
+		return slot, p.r.Store.Pool().Drop(ctx, slot.ID)
 	}
-	if err := lk.MoveWorktree(ctx, slot.Path, path); err != nil {
-		return nil, p.Release(ctx, &Lease{Slot: slot})
-	}
-	return slot, p.r.Store.Pool().Drop(ctx, slot.ID)
 }
 
 // TopUp starts `git apex pool warm` in the background, detached from
