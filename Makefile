@@ -5,7 +5,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 export CGO_ENABLED := 1
 
-.PHONY: build man test install bench
+.PHONY: build man test install bench stats
 
 # The binary leaves out urfave/cli's man page generator, which costs half a
 # millisecond at every start; `make man` runs it from a build that has it.
@@ -37,3 +37,13 @@ install:
 # Measures git-apex against plain git (BENCHMARKS.md). Never part of test.
 bench:
 	bench/run
+
+# Sizes, reported, never gated: lines of Go in each package (tests apart),
+# largest first. The rules the house keeps are the layer order and who
+# may import what (cmd/git-apex/deps_test.go), not a count.
+stats:
+	@$(GO) list -f '{{.ImportPath}} {{.Dir}} {{join .GoFiles " "}}' ./... | \
+		while read -r pkg dir files; do \
+			[ -n "$$files" ] || continue; \
+			printf '%6d  %s\n' "$$(cd "$$dir" && cat $$files | wc -l)" "$${pkg#github.com/git-apex/git-apex/}"; \
+		done | sort -rn

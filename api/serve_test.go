@@ -66,7 +66,8 @@ type server struct {
 	token  string
 	client *http.Client
 	socket string
-	exited chan error
+	exited chan struct{} // closed once the server has exited, with exitErr set
+	exitErr error
 	spec   routers.Router
 }
 
@@ -86,7 +87,7 @@ func startServerEnv(t *testing.T, vars []string, args ...string) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
-	s := &server{t: t, repo: gittest.NewRepo(t), env: append(testEnv(t, home), vars...), exited: make(chan error, 1)}
+	s := &server{t: t, repo: gittest.NewRepo(t), env: append(testEnv(t, home), vars...), exited: make(chan struct{})}
 	s.cmd = exec.Command(binary, append([]string{"serve"}, args...)...)
 	s.cmd.Dir, s.cmd.Env = s.repo, s.env
 	stderr, err := s.cmd.StderrPipe()
@@ -106,7 +107,8 @@ func startServerEnv(t *testing.T, vars []string, args ...string) *server {
 				addr <- line[i+len(" on "):]
 			}
 		}
-		s.exited <- s.cmd.Wait()
+		s.exitErr = s.cmd.Wait()
+		close(s.exited)
 	}()
 	t.Cleanup(func() {
 		s.cmd.Process.Signal(syscall.SIGTERM)
@@ -119,8 +121,8 @@ func startServerEnv(t *testing.T, vars []string, args ...string) *server {
 	var on string
 	select {
 	case on = <-addr:
-	case err := <-s.exited:
-		t.Fatalf("the server exited: %v", err)
+	case <-s.exited:
+		t.Fatalf("the server exited: %v", s.exitErr)
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server did not start")
 	}
@@ -558,9 +560,9 @@ func TestShutdownStopsCommands(t *testing.T) {
 	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-s.exited:
-		if err != nil {
-			t.Errorf("the server exited with %v", err)
+	case <-s.exited:
+		if s.exitErr != nil {
+			t.Errorf("the server exited with %v", s.exitErr)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the server did not exit")
@@ -799,9 +801,9 @@ func TestShutdownStopsContainedCommands(t *testing.T) {
 	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-s.exited:
-		if err != nil {
-			t.Errorf("the server exited with %v", err)
+	case <-s.exited:
+		if s.exitErr != nil {
+			t.Errorf("the server exited with %v", s.exitErr)
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("the server did not exit")

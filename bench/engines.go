@@ -26,15 +26,9 @@ func (b *bench) fullPolicy(name, extra string) (func(args ...string) *exec.Cmd, 
 	return apex, untimed(apex("trust"))
 }
 
-// engineBench measures the engine rows: a concern of its own, on the
-// bench's repository.
-type engineBench struct{ *bench }
-
 // engineRows are the copy-mode start, the batch over the engines and the
 // batch taking warm containers.
-func (b *bench) engineRows() ([]row, error) { return engineBench{b}.rows() }
-
-func (b engineBench) rows() ([]row, error) {
+func (b *bench) engineRows() ([]row, error) {
 	if !dockerReady() {
 		return nil, fmt.Errorf("the engine rows need a Docker daemon with image %s", benchImage)
 	}
@@ -54,7 +48,7 @@ func (b engineBench) rows() ([]row, error) {
 // isolation on the default engine, taking containers the warm pool made
 // ahead (made untimed before each run), against the same batch making
 // its containers. Both find their 8 slots made.
-func (b engineBench) warmBatch() (row, error) {
+func (b *bench) warmBatch() (row, error) {
 	apex, err := b.fullPolicy("warm", "")
 	if err != nil {
 		return row{}, err
@@ -80,7 +74,7 @@ func (b engineBench) warmBatch() (row, error) {
 // copyStart measures a full start in copy mode (the worktree and a
 // shallow git directory copied into the container) against one in mount
 // mode, on the same engine.
-func (b engineBench) copyStart() (row, error) {
+func (b *bench) copyStart() (row, error) {
 	byCopy, err := b.fullPolicy("copy", "transfer = \"copy\"\n")
 	if err != nil {
 		return row{}, err
@@ -105,7 +99,7 @@ func (b engineBench) copyStart() (row, error) {
 // batchEngines measures a batch of 40 `sleep 1` tasks, 8 at a time on
 // each engine, spread over the engines named, against the same batch on
 // the first alone.
-func (b engineBench) batchEngines(engines []string) (row, error) {
+func (b *bench) batchEngines(engines []string) (row, error) {
 	apex, err := b.fullPolicy("engines", "")
 	if err != nil {
 		return row{}, err
@@ -126,7 +120,7 @@ func (b engineBench) batchEngines(engines []string) (row, error) {
 
 // tasksFile writes, as name in the bench's directory, a batch file of n
 // tasks each running run (a TOML array), and returns its path.
-func (b engineBench) tasksFile(name string, n int, run string) (string, error) {
+func (b *bench) tasksFile(name string, n int, run string) (string, error) {
 	var tasks strings.Builder
 	for i := range n {
 		fmt.Fprintf(&tasks, "[[task]]\nid = \"t%d\"\nrun = %s\n", i, run)

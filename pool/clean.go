@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostexec"
@@ -170,11 +171,16 @@ func (o Orphan) End() error {
 // is reset, as a contained slot is, to commit, and checked again; when
 // nothing did, it is removed (see cleanUp). ready reports false
 // when the slot cannot be made clean: it is then removed from the pool,
-// never handed out, and the caller takes another.
+// never handed out, and the caller takes another. An interrupt (ctx
+// cancelled) does not cut this short, up to cleanupGrace after it (see
+// finishing); when that passes first, the slot is made idle again as it
+// is, for the next acquire to clean, and ready reports false.
 func (c cleaner) ready(ctx context.Context, s *state.Slot, commit string) (bool, error) {
-	dirt, err := c.dirt(ctx, s)
+	fctx, done := finishing(ctx)
+	defer done()
+	dirt, err := c.dirt(fctx, s)
 	if err == nil && dirt == "" {
-		if err = c.r.Git.CheckoutDetached(ctx, s.Path, commit); err == nil {
+		if err = c.r.Git.CheckoutDetached(fctx, s.Path, commit); err == nil {
 			return true, nil
 		}
 	}
@@ -182,16 +188,32 @@ func (c cleaner) ready(ctx context.Context, s *state.Slot, commit string) (bool,
 	if err == nil {
 		why = "git status found " + dirt
 	}
-	kept, err := c.cleanUp(ctx, s, commit, dirt != "")
+	kept, err := c.cleanUp(fctx, s, commit, dirt != "")
 	if kept != nil {
 		why += fmt.Sprintf("; kept in the trash, `git apex restore %s` gets it back", kept.Identity)
 	}
-	if err == nil {
+	switch {
+	case err == nil:
 		c.r.Warnf("pool slot %s was not clean (%s): it was reset", s.Path, why)
 		return true, nil
+	case fctx.Err() != nil:
+		c.r.Warnf("pool slot %s was not clean (%s), and its clean-up was cut short %v after the interrupt: it is idle again as it is, for the next acquire to clean", s.Path, why, cleanupGrace)
+		return false, c.r.Store.Pool().Free(context.WithoutCancel(ctx), s.ID, s.PoolCommit)
 	}
 	c.r.Warnf("pool slot %s is removed, not leased: it was not clean (%s), and cannot be made so: %v", s.Path, why, err)
-	return false, c.drop(ctx, nil, s)
+	return false, c.drop(fctx, nil, s)
+}
+
+// cleanupGrace is how long clean-up that has begun (making a leased
+// slot ready, reclaiming a dead holder's slot) goes on after an
+// interrupt, so that it does not stop half-way, leaving a slot half
+// reset and leased to a process about to exit.
+const cleanupGrace = time.Minute
+
+// finishing is the context for clean-up begun under ctx, which goes on
+// for up to cleanupGrace after ctx is cancelled (hostexec.Finishing).
+func finishing(ctx context.Context) (context.Context, func()) {
+	return hostexec.Finishing(ctx, cleanupGrace)
 }
 
 // dirt says what git status finds in a slot, ignored files included

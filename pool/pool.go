@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
@@ -23,7 +22,6 @@ import (
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
 	"github.com/git-apex/git-apex/trash"
-	"github.com/git-apex/git-apex/words"
 )
 
 // The warm pool keeps detached worktrees ("slots") ready under
@@ -79,9 +77,10 @@ func maxSlots(pol *policy.Policy, limit int) int {
 	return limit
 }
 
-// Warm makes slots until the pool has size of them (idle or leased).
-// It returns the slots. The pool's directory is closed to other users
-// first (repo.Repo.Private), a full pool's too.
+// Warm makes slots until the pool has size of them (idle or leased),
+// once it has removed idle ones above [pool].max (trim). It returns the
+// slots. The pool's directory is closed to other users first
+// (repo.Repo.Private), a full pool's too.
 func (p *Pool) Warm(ctx context.Context, size int) ([]*state.Slot, error) {
 	if hostpath.Exists(p.Dir()) {
 		if _, err := p.r.Private(p.Dir()); err != nil {
@@ -89,6 +88,9 @@ func (p *Pool) Warm(ctx context.Context, size int) ([]*state.Slot, error) {
 		}
 	}
 	if _, err := p.Reclaim(ctx, nil); err != nil {
+		return nil, err
+	}
+	if err := (remover{p}).trim(ctx); err != nil {
 		return nil, err
 	}
 	commit, err := p.Commit(ctx)
@@ -166,8 +168,11 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 		if taken == nil { // another process reclaims it
 			continue
 		}
-		p.reclaimDead(ctx, taken)
-		if err := (cleaner{p}).resetTask(ctx, held, taken, true); err != nil {
+		fctx, done := finishing(ctx) // once taken, reclaimed, even when interrupted
+		p.reclaimDead(fctx, taken)
+		err = (cleaner{p}).resetTask(fctx, held, taken, true)
+		done()
+		if err != nil {
 			return n, err
 		}
 		n++
@@ -230,100 +235,30 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 
 // Drain removes the idle slots, those of the pools of the repository's
 // cached clones (a batch task's `repo =`) too, and returns how many, and
-// the trash entries it kept of them (see removeIdle). With all, slots
-// still leased by a running process are then refused (exit 3, naming
-// them): their work is never deleted under them. An idle slot that a
-// process works in (hostexec.Users: one left by a batch task, a shell)
-// is kept too, and refused naming it, unless kill: then it is ended
-// first (SIGTERM, then SIGKILL after [remove].kill_grace).
+// the trash entries it kept of them (see removeIdle). Each clone's pool
+// is drained on its own: one that cannot be opened is named, with why
+// (exit 1, unless a refusal below comes first), after the others are
+// drained. With all, slots still leased by a running process are then
+// refused (exit 3, naming them): their work is never deleted under
+// them. An idle slot that a process works in (hostexec.Users: one left
+// by a batch task, a shell) is kept too, and refused naming it, unless
+// kill: then it is ended first (SIGTERM, then SIGKILL after
+// [remove].kill_grace).
 func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
-	n, kept, err := p.drainOwn(ctx, all, kill)
+	n, kept, err := remover{p}.drainOwn(ctx, all, kill)
 	clones, cerr := repo.OpenClones(ctx, p.r)
 	err = errors.Join(err, cerr)
+	var unopened []error
 	for _, c := range clones {
-		cn, ckept, cerr := New(c).drainOwn(ctx, all, kill)
-		c.Close()
+		if c.Err != nil {
+			unopened = append(unopened, exitcode.New(exitcode.Failure, "cannot drain the pool of the cached clone %s: %v (run what this says in the clone: `git -C %s apex ...`)", c.Dir, c.Err, c.Dir))
+			continue
+		}
+		cn, ckept, cerr := remover{New(c.Repo)}.drainOwn(ctx, all, kill)
+		c.Repo.Close()
 		n, kept, err = n+cn, append(kept, ckept...), errors.Join(err, cerr)
 	}
-	return n, kept, err
-}
-
-// drainOwn is Drain of this repository's own pool.
-func (p *Pool) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
-	if _, err := p.Reclaim(ctx, nil); err != nil {
-		return 0, nil, err
-	}
-	slots, err := p.r.Store.Pool().All(ctx)
-	if err != nil {
-		return 0, nil, err
-	}
-	lk, err := p.r.Lock(ctx)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer lk.Unlock()
-	var idle, busy []string
-	for _, s := range slots {
-		if !s.Leased() {
-			idle = append(idle, s.Path)
-		}
-	}
-	users := hostexec.Users(idle)
-	n := 0
-	var kept []trash.Entry
-	for _, s := range slots {
-		if s.Leased() {
-			continue
-		}
-		if procs := users[s.Path]; len(procs) > 0 && !kill {
-			busy = append(busy, s.Path+" by "+hostexec.Describe(procs))
-			continue
-		} else if len(procs) > 0 {
-			if err := hostexec.End(procs, repo.KillGrace(p.r)); err != nil {
-				return n, kept, exitcode.New(exitcode.Refused, "cannot drain pool slot %s: %v", s.Path, err)
-			}
-			p.r.Notef("pool slot %s: ended %s", s.Path, hostexec.Describe(procs))
-		}
-		warm := s.Warm != state.Warm{}
-		p.dropWarm(ctx, s, nil)
-		entry, err := p.removeIdle(ctx, lk, s, warm)
-		if entry != nil {
-			kept = append(kept, *entry)
-		}
-		if err != nil {
-			return n, kept, err
-		}
-		if err := p.r.Store.Pool().Drop(ctx, s.ID); err != nil {
-			return n, kept, err
-		}
-		n++
-	}
-	if len(busy) > 0 {
-		return n, kept, exitcode.New(exitcode.Refused, "cannot drain %s in use: %s; stop them, or run `git apex pool drain --kill`",
-			words.Count(len(busy), "slot"), strings.Join(busy, "; "))
-	}
-	if all {
-		return n, kept, stillLeased(slots)
-	}
-	return n, kept, nil
-}
-
-// removeIdle removes an idle slot's worktree. A release leaves it clean,
-// so what git finds changed in it was changed by hand: that is kept in
-// the trash first (keepChanged). A slot a warm container was made for
-// holds nothing of the user's, and goes as it is.
-func (p *Pool) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) (*trash.Entry, error) {
-	var kept *trash.Entry
-	if !warm && hostpath.Exists(s.Path) {
-		var err error
-		if kept, err = (cleaner{p}).keepChanged(ctx, lk, s, false); err != nil {
-			return nil, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
-		}
-	}
-	if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
-		return kept, err
-	}
-	return kept, nil
+	return n, kept, errors.Join(append([]error{err}, unopened...)...)
 }
 
 // Lease is a slot held by this process.
@@ -380,7 +315,10 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			}
 			if slot != nil { // its container wrote there at will: reset and checked, then leased again
 				p.dropWarm(ctx, slot, nil)
-				if err := p.resetSlot(ctx, nil, slot, true); err != nil {
+				fctx, done := finishing(ctx)
+				err := p.resetSlot(fctx, nil, slot, true)
+				done()
+				if err != nil {
 					return nil, err
 				}
 				continue
@@ -388,11 +326,16 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 		}
 		if slot != nil {
 			ok, err := cleaner{p}.ready(ctx, slot, commit)
-			if err != nil {
+			switch {
+			case err != nil:
 				return nil, err
-			}
-			if !ok {
-				continue // removed: another
+			case ctx.Err() != nil: // interrupted as it was made ready
+				if ok {
+					cleaner{p}.handBack(ctx, slot)
+				}
+				return nil, ctx.Err()
+			case !ok:
+				continue // removed, or left for another: another
 			}
 			return &Lease{Slot: slot, commit: commit}, nil
 		}
@@ -410,15 +353,33 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 	}
 }
 
+// handBack releases a slot an interrupted acquire made ready (see
+// finishing); one it cannot release is left leased to this process, for
+// the next reclaim once it has exited, and a warning says so.
+func (c cleaner) handBack(ctx context.Context, s *state.Slot) {
+	fctx, done := finishing(ctx)
+	defer done()
+	if err := c.Release(fctx, &Lease{Slot: s}); err != nil {
+		c.r.Warnf("pool slot %s is left leased, to be reclaimed once this process has exited: the acquire was interrupted, and handing the slot back failed: %v", s.Path, err)
+	}
+}
+
 // Release ends what the lease's task left running (its process group,
 // what carries the slot's mark or works in the slot: see leftovers),
 // resets the slot (changes, untracked and ignored files, in submodules
-// too) to its pool commit and makes it idle.
+// too) to its pool commit and makes it idle; then, when the pool holds
+// more slots than [pool].max, it removes idle ones down to it (trim).
 func (p *Pool) Release(ctx context.Context, l *Lease) error {
 	if l.warm != (state.Warm{}) { // the warm container it took: removed, unless its task's DropContainer did
 		p.dropWarm(ctx, &state.Slot{ID: l.Slot.ID, Path: l.Slot.Path, Warm: l.warm}, nil)
 	}
-	return cleaner{p}.resetTask(ctx, nil, l.Slot, l.contained)
+	if err := (cleaner{p}).resetTask(ctx, nil, l.Slot, l.contained); err != nil {
+		return err
+	}
+	if err := (remover{p}).trim(ctx); err != nil { // the slot is idle again all the same
+		p.r.Warnf("the pool holds more slots than [pool].max: %v", err)
+	}
+	return nil
 }
 
 // Take moves an idle slot without a warm container to path and takes the
@@ -447,7 +408,7 @@ func (p *Pool) Take(ctx context.Context, lk *gitx.Locked, path string) (taken *s
 			continue // removed: another
 		}
 		if err := lk.MoveWorktree(ctx, slot.Path, path); err != nil {
-			return nil, p.Release(ctx, &Lease{Slot: slot})
+			return nil, cleaner{p}.resetTask(ctx, lk, slot, false) // not Release: its trim takes the lock
 		}
 		return slot, p.r.Store.Pool().Drop(ctx, slot.ID)
 	}

@@ -96,21 +96,35 @@ func ClonePath(parent, url string, bare bool) string {
 	return filepath.Join(parent, name)
 }
 
-// OpenClones opens r's cached clones (CloneDir), their warnings and
-// notes going where r's go. The caller closes them.
-func OpenClones(ctx context.Context, r *Repo) ([]*Repo, error) {
+// Clone is one of a repository's cached clones (CloneDir): opened, or
+// Err says why it could not be.
+type Clone struct {
+	Dir  string
+	Repo *Repo
+	Err  error
+}
+
+// OpenClones opens r's cached clones (CloneDir) that have a state
+// database, their warnings and notes going where r's go, each on its
+// own: one that cannot be opened comes with why, and the others are
+// opened all the same. A clone without a state database has no pool to
+// open (a clone of an empty repository: its tasks failed before any
+// slot was made); one whose HEAD is unborn is opened all the same. The
+// caller closes those opened.
+func OpenClones(ctx context.Context, r *Repo) ([]Clone, error) {
 	dirs, err := filepath.Glob(filepath.Join(r.Git.ApexDir(), "repos", "*.git"))
 	if err != nil {
 		return nil, err
 	}
-	var clones []*Repo
+	var clones []Clone
 	for _, dir := range dirs {
-		c, err := Open(ctx, dir, Options{Stderr: r.opts.Stderr, StateWait: r.opts.StateWait, Clock: r.opts.Clock})
-		if err != nil {
-			for _, c := range clones {
-				c.Close()
-			}
-			return nil, fmt.Errorf("cannot open the cached clone %s: %w", dir, err)
+		git, err := gitx.Open(ctx, dir)
+		if err == nil && !hostpath.Exists(StatePath(git)) {
+			continue
+		}
+		c := Clone{Dir: dir, Err: err}
+		if err == nil {
+			c.Repo, c.Err = OpenState(ctx, git, Options{Stderr: r.opts.Stderr, StateWait: r.opts.StateWait, Clock: r.opts.Clock})
 		}
 		clones = append(clones, c)
 	}
