@@ -145,8 +145,11 @@ func TrashRows(entries []trash.Entry) [][]string {
 // RestoreNotes say what a restore did.
 func RestoreNotes(res *service.Restored) []string {
 	notes := []string{"restored " + res.Env.Identity + ": " + Describe(res.Env)}
-	if res.BranchRecreated {
+	switch {
+	case res.BranchRecreated && res.Env.Branch == res.From.Branch:
 		notes = append(notes, fmt.Sprintf("made branch %s again at %.12s", res.Env.Branch, res.From.Head))
+	case res.BranchRecreated:
+		notes = append(notes, fmt.Sprintf("made branch %s at %.12s", res.Env.Branch, res.From.Head))
 	}
 	return notes
 }

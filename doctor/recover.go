@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
@@ -22,8 +23,9 @@ import (
 
 // What a killed git-apex can leave, and how doctor finds it:
 //
-//   - a start or removal cut short: its intent (the intent package), which names
-//     the path, the branch and whether the start made it;
+//   - a start, removal or restore cut short: its intent (the intent package),
+//     which names the path, the branch and whether the start or restore made it
+//     (a restore's, the trash entry it puts back);
 //   - a pool slot made or moved without its row, or a row whose worktree
 //     went: everything under apex/pool that no slot row names;
 //   - git's own "initializing" lock on a worktree whose `git worktree add`
@@ -82,6 +84,10 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 	if err != nil {
 		return nil, err
 	}
+	// A restore runs a start: that start is undone first (recoverRestore).
+	isRestore := func(in *intent.Intent) bool { return in.Op == "restore" }
+	restores := slices.DeleteFunc(slices.Clone(orphans), func(in *intent.Intent) bool { return !isRestore(in) })
+	orphans = append(slices.DeleteFunc(orphans, isRestore), restores...)
 	for _, in := range orphans {
 		what := fmt.Sprintf("a %s of %s was cut short (process %d is gone)", in.Op, in.Identity, in.PID)
 		if !fix {
@@ -156,10 +162,13 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 	return out, nil
 }
 
-// recoverIntent undoes a start or finishes a removal that a killed
-// process left half done, and says what it did; ok is false when what
+// recoverIntent undoes a start, finishes a removal, or finishes or
+// undoes a restore (recoverRestore) that a killed process left half done, and says what it did; ok is false when what
 // it left needs the user (a problem).
 func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.Intent) (done string, ok bool, err error) {
+	if in.Op == "restore" {
+		return d.recoverRestore(ctx, lk, in)
+	}
 	env, err := d.r.Store.Live(ctx, in.Identity)
 	if err != nil {
 		return "", false, err

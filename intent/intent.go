@@ -1,10 +1,12 @@
-// Package intent keeps the crash records of starts and removals. An
-// intent is written, under the repository lock, before a start or a
-// removal changes anything on disk, and deleted once the state database
-// has the record of what was done. A process killed in between (kill -9,
-// a power cut) leaves its intent behind, naming its PID; `git apex doctor
-// --fix` then undoes the start or finishes the removal (see the doctor
-// package). This package only writes, reads and deletes the records.
+// Package intent keeps the crash records of starts, removals and
+// restores. An intent is written, under the repository lock, before a
+// start, a removal or a restore changes anything on disk, and deleted
+// once the state database has the record of what was done (a restore's:
+// once its files are back and its trash entry dropped). A process killed
+// in between (kill -9, a power cut) leaves its intent behind, naming its
+// PID; `git apex doctor --fix` then undoes the start, finishes the
+// removal, and finishes or undoes the restore (see the doctor package).
+// This package only writes, reads and deletes the records.
 package intent
 
 import (
@@ -18,15 +20,17 @@ import (
 	"github.com/git-apex/git-apex/hostexec"
 )
 
-// Intent is a start or a removal about to change the disk.
+// Intent is a start, a removal or a restore about to change the disk.
 type Intent struct {
-	Op        string `json:"op"` // "start" or "remove"
+	Op        string `json:"op"` // "start", "remove" or "restore"
 	Identity  string `json:"identity"`
 	Path      string `json:"path"`
 	Branch    string `json:"branch,omitempty"`
-	NewBranch bool   `json:"new_branch,omitempty"` // start: the branch is made by it, at Start
-	Start     string `json:"start,omitempty"`      // start: the commit it starts from
-	Base      string `json:"base,omitempty"`       // start: the env's base branch
+	NewBranch bool   `json:"new_branch,omitempty"` // start, restore: the branch is made by it, at Start
+	Start     string `json:"start,omitempty"`      // start: the commit it starts from; restore: the entry's head
+	// Trash is, on a restore, the ref of the trash entry it puts back.
+	Trash string `json:"trash,omitempty"`
+	Base  string `json:"base,omitempty"` // start: the env's base branch
 	// Engine is, on a start in full isolation, the record of the engine
 	// its container is made on (container.Endpoint.Record).
 	Engine string `json:"engine,omitempty"`

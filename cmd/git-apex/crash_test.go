@@ -44,6 +44,10 @@ var crashOps = map[string]struct {
 		{"sh", "-c", "for b in c d; do W=../repo.worktrees/feature-$b; echo $b > $W/$b.txt && git -C $W add $b.txt && git -C $W commit -q -m $b || exit 1; done && " +
 			"GIT_APEX_SKIP_HOOKS=1 git merge -q --no-edit c d && W=../repo.worktrees/feature-d && " + crashWork}},
 		run: [][]string{{"git-apex", "gc", "--merged"}}, planted: []string{"feature-d"}},
+	// c's work goes to the trash (its branch deleted); restore brings it back.
+	"restore": {prepare: [][]string{{"git-apex", "start", "feature", "c"}, {"sh", "-c", "W=../repo.worktrees/feature-c && " + crashWork},
+		{"git-apex", "remove", "--force", "--delete-branch", "feature-c"}},
+		run: [][]string{{"git-apex", "restore", "feature-c"}}, planted: []string{"feature-c"}},
 	"warm":   {run: [][]string{{"git-apex", "pool", "warm", "--size", "2"}}},
 	"pooled": {prepare: [][]string{{"git-apex", "pool", "warm", "--size", "1"}}, run: [][]string{{"git-apex", "start", "feature", "c"}}},
 	// Needs $WORK/tasks.toml.
@@ -71,7 +75,7 @@ var crashOps = map[string]struct {
 //	crash start
 func cmdCrash(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: crash start|remove|gc|warm|pooled|batch|containers")
+		ts.Fatalf("usage: crash start|remove|restore|gc|warm|pooled|batch|containers")
 	}
 	op, ok := crashOps[args[0]]
 	if !ok {
@@ -162,7 +166,7 @@ func cmdCrash(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("killed %s after %v, then doctor --fix: doctor still finds problems: %v\n%s", args[0], delay, err, out)
 		}
 		problems := crashLeftovers(dir, mustRun, args[0])
-		problems = append(problems, crashWorkKept(dir, run, op.planted)...)
+		problems = append(problems, crashWorkKept(dir, run, op.planted, args[0] == "restore")...)
 		if len(problems) > 0 {
 			ts.Fatalf("killed %s after %v, then doctor --fix:\n%s", args[0], delay, strings.Join(problems, "\n"))
 		}
@@ -203,13 +207,33 @@ func crashWaitUnused(ts *testscript.TestScript, dir string) {
 
 // crashWorkKept checks that the crashWork planted in each of envs is
 // still in its worktree, or, when the env is gone, that `git apex
-// restore` brings it back, staged state included.
-func crashWorkKept(dir string, run func([]string) (string, error), envs []string) []string {
+// restore` brings it back, staged state included; and that the trash
+// holds no entry of such an env with less than that work (a partial
+// one, which restore would take before the whole). With restored (the
+// killed op was a restore), a live env must have its entry dropped:
+// restore drops it once the env is whole, and doctor finishes that.
+func crashWorkKept(dir string, run func([]string) (string, error), envs []string, restored bool) []string {
 	var problems []string
 	for _, identity := range envs {
 		wt := filepath.Join(dir+".worktrees", identity)
 		out, _ := run([]string{"git-apex", "list", "--json"})
-		if !strings.Contains(out, `"identity": "`+identity+`"`) {
+		live := strings.Contains(out, `"identity": "`+identity+`"`)
+		list, _ := run([]string{"git-apex", "restore", "--list", "--json"})
+		var entries []struct {
+			Identity string
+			Files    int
+		}
+		json.Unmarshal([]byte(list), &entries)
+		for _, e := range entries {
+			switch {
+			case e.Identity != identity:
+			case e.Files != 3:
+				problems = append(problems, fmt.Sprintf("%s: the trash holds an entry of %d files, not the 3 planted:\n%s", identity, e.Files, list))
+			case live && restored:
+				problems = append(problems, fmt.Sprintf("%s is live again, and its trash entry is still there:\n%s", identity, list))
+			}
+		}
+		if !live {
 			if out, err := run([]string{"git-apex", "restore", identity}); err != nil {
 				problems = append(problems, fmt.Sprintf("%s is gone, and `git apex restore %s` fails: %v\n%s", identity, identity, err, out))
 				continue
