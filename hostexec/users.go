@@ -8,8 +8,10 @@ import (
 	"time"
 )
 
-// A Process is a process on this machine that uses a directory: its
-// working directory, its root or one of its open files lies there.
+// A Process is a process on this machine that Find (or Users, or
+// Members) found: one that uses a directory (its working directory, its
+// root or one of its open files lies there), carries a mark, or is in a
+// process group.
 type Process struct {
 	PID     int
 	Command string // its command name
