@@ -279,6 +279,7 @@ type place struct {
 	reset     time.Duration     // how long release took to reset it; 0: it did not
 	release   func(keep bool, reason string) (envPath string, err error)
 	started   func(hostexec.Group) // told each command's process group, for the slot's lease; nil: none kept
+	mark      string               // the environment setting that marks the task's processes with their slot (pool.Lease.Mark); "": none
 }
 
 // runTask runs one task and returns its result: skipped when the batch
@@ -461,7 +462,7 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 		return nil, err
 	}
 	id, _ := policy.NewIdentity("task", t.ID)
-	pl := &place{dir: lease.Path(), acquired: time.Since(began), started: func(g hostexec.Group) {
+	pl := &place{dir: lease.Path(), acquired: time.Since(began), mark: lease.Mark(), started: func(g hostexec.Group) {
 		if err := slots.RecordTask(context.WithoutCancel(ctx), lease, g); err != nil {
 			rp.Warnf("%s: cannot record its process group in the lease of %s: %v", id, lease.Path(), err)
 		}
@@ -556,6 +557,9 @@ func (r *runner) execute(ctx context.Context, t Task, pl *place, log io.Writer) 
 	dir := pl.dir
 	vars := (&state.Env{Identity: "task-" + t.ID, Path: dir, Workflow: "task", Mode: r.mode}).Vars()
 	env := append(gitx.CleanEnv(), vars...)
+	if pl.mark != "" {
+		env = append(env, pl.mark) // the last of a name is the one a process gets
+	}
 	run := func(timeout time.Duration, argv ...string) (int, error) {
 		if pl.container == "" {
 			return hostexec.Run(ctx, hostexec.Command{Argv: argv, Dir: dir, Env: env, Stdout: log, Stderr: log,

@@ -22,5 +22,5 @@ func (g Group) Members() []Process {
 	if g.ID <= 0 {
 		return nil
 	}
-	return members(g)
+	return Find([]Trace{{Group: g}})[0]
 }

@@ -16,7 +16,9 @@
 //     -1 when it could not be started.
 //
 // It also tells whether a process named by PID and start time still runs,
-// and which processes are left of a process group (Group).
+// and finds processes: those left of a process group (Group), those that
+// use a directory (Users), and, in one pass, those of a place by either
+// or by a mark in their environment (Find).
 package hostexec
 
 import (

@@ -2,18 +2,16 @@ package hostexec
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/git-apex/git-apex/hostpath"
 )
 
-// A Process is a process on this machine that uses a directory: its
-// working directory, its root or one of its open files lies there.
+// A Process is a process on this machine that Find (or Users, or
+// Members) found: one that uses a directory (its working directory, its
+// root or one of its open files lies there), carries a mark, or is in a
+// process group.
 type Process struct {
 	PID     int
 	Command string // its command name
@@ -49,25 +47,14 @@ func Users(dirs []string) map[string][]Process {
 	if len(dirs) == 0 {
 		return nil
 	}
-	// Envs share their parent directory: it is resolved once.
-	real, parents := make([]string, len(dirs)), map[string]string{}
+	traces := make([]Trace, len(dirs))
 	for i, d := range dirs {
-		parent := filepath.Dir(d)
-		if _, ok := parents[parent]; !ok {
-			parents[parent] = hostpath.RealPath(parent)
-		}
-		real[i] = filepath.Join(parents[parent], filepath.Base(d))
-		if info, err := os.Lstat(real[i]); err == nil && info.Mode()&os.ModeSymlink != 0 {
-			real[i] = hostpath.RealPath(real[i])
-		}
+		traces[i].Dir = d
 	}
-	found := users(real)
 	byDir := map[string][]Process{}
-	for i, d := range dirs {
-		procs := found[real[i]]
-		sort.Slice(procs, func(i, j int) bool { return procs[i].PID < procs[j].PID })
+	for i, procs := range Find(traces) {
 		if len(procs) > 0 {
-			byDir[d] = procs
+			byDir[dirs[i]] = procs
 		}
 	}
 	return byDir

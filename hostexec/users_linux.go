@@ -1,6 +1,7 @@
 package hostexec
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,9 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// users is Users's one pass over /proc: for each process, the links of
-// its cwd, root and fd/*, compared with every dir.
-func users(dirs []string) map[string][]Process {
+// find is Find's one pass over /proc, on traces whose Dir is resolved.
+// For each process it reads only what some trace asks about: its stat
+// (for a Group), its environ (for a Mark), and the links of its cwd,
+// root and fd/* (for a Dir).
+func find(traces []Trace) [][]Process {
+	found := make([][]Process, len(traces))
 	self := os.Getpid()
 	skip := map[int]bool{self: true}
 	for pid := parent(self); pid > 1 && !skip[pid]; pid = parent(pid) {
@@ -20,47 +24,129 @@ func users(dirs []string) map[string][]Process {
 	}
 	mounts, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {
-		return nil
+		return found
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return found
 	}
-	// Most links lead nowhere near an env: those outside the directory
-	// all dirs share are passed over at once.
-	common := dirs[0]
-	for _, d := range dirs[1:] {
-		for !within(d, common) {
-			common = filepath.Dir(common)
+	// Most links lead nowhere near a dir: those outside the directory all
+	// dirs share are passed over at once.
+	common, groups, marks := "", false, false
+	for _, t := range traces {
+		switch {
+		case t.Dir == "":
+		case common == "":
+			common = t.Dir
+		default:
+			for !within(t.Dir, common) {
+				common = filepath.Dir(common)
+			}
 		}
+		groups, marks = groups || t.Group.ID > 0, marks || t.Mark != ""
 	}
-	found, buf := map[string][]Process{}, make([]byte, unix.PathMax)
+	buf, environ := make([]byte, unix.PathMax), make([]byte, 0, 1<<16)
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || skip[pid] {
 			continue
 		}
-		used := map[string]bool{}
-		links(e.Name(), mounts, buf, func(target string) {
-			if !within(target, common) {
-				return // a socket, pipe or anonymous file, or elsewhere
-			}
-			for _, d := range dirs {
-				if within(target, d) {
-					used[d] = true
+		hit := map[int]bool{}
+		if groups {
+			inGroup(pid, traces, hit)
+		}
+		if marks {
+			environ = readAll("/proc/"+e.Name()+"/environ", environ[:0])
+			for i, t := range traces {
+				if t.Mark != "" && holds(environ, t.Mark) {
+					hit[i] = true
 				}
 			}
-		})
-		if len(used) == 0 || descends(pid, self) {
+		}
+		if common != "" {
+			used := map[int]bool{}
+			links(e.Name(), mounts, buf, func(target string) {
+				if !within(target, common) {
+					return // a socket, pipe or anonymous file, or elsewhere
+				}
+				for i, t := range traces {
+					if t.Dir != "" && !hit[i] && within(target, t.Dir) {
+						used[i] = true
+					}
+				}
+			})
+			if len(used) > 0 && !descends(pid, self) {
+				for i := range used {
+					hit[i] = true
+				}
+			}
+		}
+		if len(hit) == 0 {
 			continue
 		}
+		start := startTime(pid)
+		if start == 0 {
+			continue // gone, or a zombie
+		}
 		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
-		p := Process{PID: pid, Command: strings.TrimSpace(string(comm)), start: startTime(pid)}
-		for d := range used {
-			found[d] = append(found[d], p)
+		p := Process{PID: pid, Command: strings.TrimSpace(string(comm)), start: start}
+		for i := range hit {
+			found[i] = append(found[i], p)
 		}
 	}
 	return found
+}
+
+// inGroup marks in hit the traces whose Group process pid is a member of:
+// in the group, started no earlier than its leader, not a zombie.
+func inGroup(pid int, traces []Trace, hit map[int]bool) {
+	fields := stat(pid)
+	if len(fields) < 20 || fields[0] == "Z" || fields[0] == "X" {
+		return
+	}
+	pgid, _ := strconv.Atoi(fields[2])
+	start, _ := strconv.ParseInt(fields[19], 10, 64)
+	for i, t := range traces {
+		if t.Group.ID > 0 && t.Group.ID == pgid && start >= t.Group.Start {
+			hit[i] = true
+		}
+	}
+}
+
+// readAll reads the file name into buf (grown as needed); empty when it
+// cannot be read (gone, or not this user's to read).
+func readAll(name string, buf []byte) []byte {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return buf[:0]
+	}
+	defer unix.Close(fd)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err != nil {
+			return buf[:0]
+		}
+		if n <= 0 {
+			return buf
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// holds reports whether environ, a process's NUL-separated environment,
+// holds the setting mark.
+func holds(environ []byte, mark string) bool {
+	for len(environ) > 0 {
+		kv, rest, _ := bytes.Cut(environ, []byte{0})
+		if string(kv) == mark {
+			return true
+		}
+		environ = rest
+	}
+	return false
 }
 
 // links calls check with the target of each link of process pid (its
@@ -145,33 +231,6 @@ func descends(pid, ancestor int) bool {
 // reaped yet.
 func ended(p Process) bool {
 	return startTime(p.PID) != p.start
-}
-
-// members is Group.Members's pass over /proc: each process's group and
-// start time, from its stat.
-func members(g Group) []Process {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var found []Process
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		fields := stat(pid)
-		if len(fields) < 20 || fields[2] != strconv.Itoa(g.ID) || fields[0] == "Z" || fields[0] == "X" {
-			continue
-		}
-		start, _ := strconv.ParseInt(fields[19], 10, 64)
-		if start < g.Start {
-			continue
-		}
-		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
-		found = append(found, Process{PID: pid, Command: strings.TrimSpace(string(comm)), start: start})
-	}
-	return found
 }
 
 // groupRuns reports whether a process of the process group pgid still

@@ -4,22 +4,22 @@ package hostexec
 
 import "syscall"
 
-// users finds nothing: this system has no /proc to read a process's
-// directories and open files from, and git-apex does not look for them
-// another way (the README says so).
-func users([]string) map[string][]Process { return nil }
+// find finds the leader of each trace's Group only, while it runs: this
+// system has no /proc to read a process's directories, open files,
+// environment or group from, and git-apex does not look for them another
+// way (the README says so).
+func find(traces []Trace) [][]Process {
+	found := make([][]Process, len(traces))
+	for i, t := range traces {
+		if g := t.Group; g.ID > 0 && Alive(g.ID, g.Start) {
+			found[i] = []Process{{PID: g.ID, start: g.Start}}
+		}
+	}
+	return found
+}
 
 // ended reports whether p no longer runs.
 func ended(p Process) bool { return !Alive(p.PID, p.start) }
-
-// members finds the leader of g only, while it runs: this system has no
-// /proc to find the other processes of a group by.
-func members(g Group) []Process {
-	if !Alive(g.ID, g.Start) {
-		return nil
-	}
-	return []Process{{PID: g.ID, start: g.Start}}
-}
 
 // groupRuns reports whether a process of the process group pgid still
 // exists.

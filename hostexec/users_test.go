@@ -167,3 +167,39 @@ func TestGroupMembers(t *testing.T) {
 		t.Errorf("after End, Members = %v", left)
 	}
 }
+
+// TestFindMark: Find finds, by its mark, a process that left the traced
+// directory for / in a session of its own, and this test's own child
+// (which Dir leaves out: a mark is a task's, whoever started it); a
+// process with another mark, or none, is not found; a process that works
+// in another traced directory is found by Dir in the same pass, under
+// that trace only.
+func TestFindMark(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const mark = "GIT_APEX_TEST_MARK=slot-1"
+	away := orphan(t, "/", "exec env "+mark+" setsid sleep 1000")
+	orphan(t, "/", "exec env GIT_APEX_TEST_MARK=slot-10 setsid sleep 1000")
+	orphan(t, "/", "exec setsid sleep 1000")
+	inOther := orphan(t, other, "exec sleep 1000")
+	child := exec.Command("sleep", "1000")
+	child.Env = append(os.Environ(), mark)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+
+	found := Find([]Trace{{Dir: filepath.Join(dir, "slot"), Mark: mark}, {Dir: other}})
+	if got := found[0]; len(got) != 2 || got[0].PID != min(away, child.Process.Pid) || got[1].PID != max(away, child.Process.Pid) {
+		t.Errorf("marked = %v, want processes %d and %d (a child is found by its mark)", got, away, child.Process.Pid)
+	}
+	if got := found[1]; len(got) != 1 || got[0].PID != inOther {
+		t.Errorf("users of %s = %v, want process %d", other, got, inOther)
+	}
+}

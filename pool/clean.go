@@ -17,21 +17,59 @@ import (
 
 // A slot is clean when a task gets it, by construction:
 //
+//   - every process of a batch task carries, in its environment, the mark
+//     of its slot (MarkVar=<the slot's path>, Lease.Mark); the processes
+//     it starts inherit it, in a session of their own (setsid) or after a
+//     double fork too, and whatever directory they work in;
 //   - a lease records the process group its task runs in (RecordTask);
-//   - before a slot is reset, what its task left running is ended and
-//     waited for: the members of that group; and, when the holder died,
-//     any process with its working directory, its root or an open file in
-//     the slot (a child that started a session of its own); a slot where
-//     some still run after that is removed;
+//   - a slot's leftovers are found in one pass over the processes
+//     (hostexec.Find): the members of that group, the processes that
+//     carry the slot's mark, and those with their working directory,
+//     their root or an open file in the slot (hostexec.Users: one that
+//     cleared its environment but still works there). They are ended and
+//     waited for at every release (a live holder's too), when a dead
+//     holder's slot is reclaimed, and before an idle slot is leased
+//     (ready) or taken by `start` (Take); a slot where some still run
+//     after that is removed;
 //   - a dead holder's slot is reclaimed by one process: the lease passes
 //     to it in one write transaction of the state database, whose check
 //     that the dead holder still holds it is inside it (see Reclaim);
-//   - an acquire checks that the slot is clean at its commit (git status,
-//     ignored files too), keeps what it finds changed in the trash, resets
-//     it, and removes it if it still is not clean (see ready); a removed
-//     slot is never handed out.
+//   - an acquire, and Take, check that an idle slot is clean at its
+//     commit (git status, ignored files too). One that is not was changed
+//     after its release: what is changed is kept in the trash. When the
+//     pass found leftovers there (which it ends), they explain it, and
+//     an acquire resets the slot and checks it again (see ready); when
+//     it found none, something that knows the slot's path wrote there
+//     by it, and may again: the slot is removed, and the next one made
+//     has a new random name (os.MkdirTemp). A removed slot is never
+//     handed out.
+//
+// Out of reach: a process that clears its environment (or starts from
+// one that did) and touches the slot only by its path, never holding
+// its working directory or a file open there when a pass looks, and
+// writes into a slot that is then never checked again before a task
+// runs there: none is, since every lease and take checks. What it
+// writes into a slot while a task works there is that task's to see.
+//
+// The mark is the slot's path rather than a token of one lease: an
+// idle slot has no holder to derive one from, and whatever carries it
+// is a leftover of some task of that slot, which must end before the
+// slot is handed on. Nothing of the state database changes for it.
 //
 // cleaner does the ending, checking and resetting.
+
+// MarkVar is the environment variable that marks a batch task's
+// processes with their slot (see Lease.Mark).
+const MarkVar = "GIT_APEX_POOL_SLOT"
+
+// mark is the setting that marks the processes of a task of slot s.
+func mark(s *state.Slot) string { return MarkVar + "=" + s.Path }
+
+// Mark is the environment setting (NAME=value) every process of the
+// lease's task must carry, so that what it leaves running is found
+// wherever it works (see above). It replaces any MarkVar the caller's
+// environment holds (a batch run by a task).
+func (l *Lease) Mark() string { return mark(l.Slot) }
 
 // RecordTask records, in the lease, the process group its task runs in
 // (as hostexec.Command.Started tells it), so that what the task leaves
@@ -46,58 +84,44 @@ func (p *Pool) RecordTask(ctx context.Context, l *Lease, g hostexec.Group) error
 // in them, and checks and resets them (see above).
 type cleaner struct{ *Pool }
 
-// leftovers are the processes of a slot's task that still run: the
-// members of the group its lease records, and with users any other
-// process that uses the slot (hostexec.Users: a child that started a
-// session of its own). That second pass reads every process's open
-// files (tens of milliseconds on a busy machine), so a release by a
-// live holder, whose task's group ended under its eyes, makes only the
-// first: the second is for a dead holder's slot, and for one an acquire
-// finds changed.
-func leftovers(s *state.Slot, users bool) []hostexec.Process {
-	procs := hostexec.Group{ID: s.TaskGroup, Start: s.TaskStart}.Members()
-	if !users {
-		return procs
-	}
-	seen := map[int]bool{}
-	for _, pr := range procs {
-		seen[pr.PID] = true
-	}
-	for _, pr := range hostexec.UsersOf(s.Path) {
-		if !seen[pr.PID] {
-			procs = append(procs, pr)
-		}
-	}
-	return procs
+// leftovers are the processes of a slot's tasks that still run: the
+// members of the group its lease records, those carrying its mark, and
+// any other process that uses the slot (hostexec.Users), in one pass.
+func leftovers(s *state.Slot) []hostexec.Process {
+	trace := hostexec.Trace{Dir: s.Path, Mark: mark(s), Group: hostexec.Group{ID: s.TaskGroup, Start: s.TaskStart}}
+	return hostexec.Find([]hostexec.Trace{trace})[0]
 }
 
-// endTask ends what a slot's task left running (leftovers: SIGTERM, then
-// SIGKILL after [remove].kill_grace), says so, and checks that nothing
-// of it survived: a process that forked as it was ended is ended in a
-// second round. It fails naming what still runs.
-func (c cleaner) endTask(s *state.Slot, users bool) error {
+// endTask ends what a slot's tasks left running (leftovers: SIGTERM,
+// then SIGKILL after [remove].kill_grace), says so, and checks that
+// nothing of it survived: a process that forked as it was ended is ended
+// in a second round. It reports whether it found any, and fails naming
+// what still runs.
+func (c cleaner) endTask(s *state.Slot) (bool, error) {
+	found := false
 	for range 3 {
-		procs := leftovers(s, users)
+		procs := leftovers(s)
 		if len(procs) == 0 {
-			return nil
+			return found, nil
 		}
+		found = true
 		err := hostexec.End(procs, repo.KillGrace(c.r))
 		c.r.Notef("pool slot %s: ended %s, left running by its task", s.Path, hostexec.Describe(procs))
 		if err != nil {
-			return err
+			return found, err
 		}
 	}
-	if procs := leftovers(s, users); len(procs) > 0 {
-		return fmt.Errorf("%s still running there", hostexec.Describe(procs))
+	if procs := leftovers(s); len(procs) > 0 {
+		return found, fmt.Errorf("%s still running there", hostexec.Describe(procs))
 	}
-	return nil
+	return found, nil
 }
 
-// resetTask is resetSlot once what the slot's task left running is ended
-// (endTask, with users as for leftovers); a slot where some of it still
-// runs is removed instead.
-func (c cleaner) resetTask(ctx context.Context, held *gitx.Locked, s *state.Slot, contained, users bool) error {
-	if err := c.endTask(s, users); err != nil {
+// resetTask is resetSlot once what the slot's tasks left running is
+// ended (endTask); a slot where some of it still runs is removed
+// instead.
+func (c cleaner) resetTask(ctx context.Context, held *gitx.Locked, s *state.Slot, contained bool) error {
+	if _, err := c.endTask(s); err != nil {
 		c.r.Warnf("pool slot %s is removed, not reused: %v", s.Path, err)
 		return c.drop(ctx, held, s)
 	}
@@ -125,7 +149,7 @@ func (p *Pool) Orphans(ctx context.Context) ([]Orphan, error) {
 		if !s.Leased() || holderAlive(s) {
 			continue
 		}
-		if procs := leftovers(s, true); len(procs) > 0 {
+		if procs := leftovers(s); len(procs) > 0 {
 			found = append(found, Orphan{Slot: s, Procs: procs, pool: p})
 		}
 	}
@@ -134,14 +158,18 @@ func (p *Pool) Orphans(ctx context.Context) ([]Orphan, error) {
 
 // End ends the processes of the orphan's task, for doctor --fix; the
 // slot is then reclaimed as any dead holder's is.
-func (o Orphan) End() error { return cleaner{o.pool}.endTask(o.Slot, true) }
+func (o Orphan) End() error {
+	_, err := cleaner{o.pool}.endTask(o.Slot)
+	return err
+}
 
 // ready checks that a slot just leased is clean at its commit (nothing
 // changed, untracked or ignored: what git status finds), then checks out
 // commit there. A slot that is not clean (changed by hand, or by a
 // process that outlived its task) has what is changed kept in the trash
-// (keepChanged), what still runs there ended, and is reset, as a
-// contained slot is, to commit, and checked again. ready reports false
+// (keepChanged) and what still runs there ended; when something did, it
+// is reset, as a contained slot is, to commit, and checked again; when
+// nothing did, it is removed (see cleanUp). ready reports false
 // when the slot cannot be made clean: it is then removed from the pool,
 // never handed out, and the caller takes another. An interrupt (ctx
 // cancelled) does not cut this short, up to cleanupGrace after it (see
@@ -160,7 +188,7 @@ func (c cleaner) ready(ctx context.Context, s *state.Slot, commit string) (bool,
 	if err == nil {
 		why = "git status found " + dirt
 	}
-	kept, err := c.cleanUp(fctx, s, commit)
+	kept, err := c.cleanUp(fctx, s, commit, dirt != "")
 	if kept != nil {
 		why += fmt.Sprintf("; kept in the trash, `git apex restore %s` gets it back", kept.Identity)
 	}
@@ -207,9 +235,12 @@ func (c cleaner) dirt(ctx context.Context, s *state.Slot) (string, error) {
 }
 
 // cleanUp is ready's reset of a slot that is not clean, and the check
-// after it; it returns the trash entry of what it kept.
-func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string) (*trash.Entry, error) {
-	if err := c.endTask(s, true); err != nil {
+// after it; it returns the trash entry of what it kept. A slot changed
+// since its release where no leftover of a task is found (see above) is
+// not reset: cleanUp fails with errByPath, and ready removes it.
+func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string, changed bool) (*trash.Entry, error) {
+	found, err := c.endTask(s)
+	if err != nil {
 		return nil, err
 	}
 	lk, err := c.r.Lock(ctx)
@@ -221,6 +252,9 @@ func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string) (*tr
 	if err != nil {
 		return nil, err
 	}
+	if changed && !found {
+		return kept, errByPath
+	}
 	if err := c.r.Git.ResetClean(ctx, s.Path, commit, true); err != nil {
 		return kept, err
 	}
@@ -228,6 +262,40 @@ func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string) (*tr
 		return kept, errors.Join(err, fmt.Errorf("git status still finds %s", dirt))
 	}
 	return kept, nil
+}
+
+// errByPath is why a slot changed since its release, with no leftover
+// of a task there, is removed rather than reset.
+var errByPath = errors.New("no process of a task is left there to have changed it: something wrote there by its path, and could again")
+
+// takeable readies an idle slot for Take: it ends what a task left
+// running there, and checks that the slot is clean at its commit. A
+// slot that is not (or that cannot be checked, or where something still
+// runs) has what is changed kept in the trash, and is removed: it
+// reports false, and Take takes another. lk is the repository lock,
+// which Take's caller holds.
+func (c cleaner) takeable(ctx context.Context, lk *gitx.Locked, s *state.Slot) (bool, error) {
+	_, err := c.endTask(s)
+	dirt := ""
+	if err == nil {
+		dirt, err = c.dirt(ctx, s)
+	}
+	if err == nil && dirt == "" {
+		return true, nil
+	}
+	why := fmt.Sprint(err)
+	if err == nil {
+		why = "git status found " + dirt + " since its release"
+	}
+	kept, err := c.keepChanged(ctx, lk, s, true)
+	if err != nil { // left leased: reclaimed once this process is gone
+		return false, fmt.Errorf("pool slot %s was not clean (%s), and what is changed there cannot be kept: %w", s.Path, why, err)
+	}
+	if kept != nil {
+		why += fmt.Sprintf("; kept in the trash, `git apex restore %s` gets it back", kept.Identity)
+	}
+	c.r.Warnf("pool slot %s is removed, not taken: it was not clean (%s)", s.Path, why)
+	return false, c.drop(ctx, lk, s)
 }
 
 // keepChanged keeps what was changed in an idle slot (by hand, or by a

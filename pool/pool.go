@@ -170,7 +170,7 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 		}
 		fctx, done := finishing(ctx) // once taken, reclaimed, even when interrupted
 		p.reclaimDead(fctx, taken)
-		err = (cleaner{p}).resetTask(fctx, held, taken, true, true)
+		err = (cleaner{p}).resetTask(fctx, held, taken, true)
 		done()
 		if err != nil {
 			return n, err
@@ -364,7 +364,8 @@ func (c cleaner) handBack(ctx context.Context, s *state.Slot) {
 	}
 }
 
-// Release ends what the lease's task left running in its process group,
+// Release ends what the lease's task left running (its process group,
+// what carries the slot's mark or works in the slot: see leftovers),
 // resets the slot (changes, untracked and ignored files, in submodules
 // too) to its pool commit and makes it idle; then, when the pool holds
 // more slots than [pool].max, it removes idle ones down to it (trim).
@@ -372,7 +373,7 @@ func (p *Pool) Release(ctx context.Context, l *Lease) error {
 	if l.warm != (state.Warm{}) { // the warm container it took: removed, unless its task's DropContainer did
 		p.dropWarm(ctx, &state.Slot{ID: l.Slot.ID, Path: l.Slot.Path, Warm: l.warm}, nil)
 	}
-	if err := (cleaner{p}).resetTask(ctx, nil, l.Slot, l.contained, false); err != nil {
+	if err := (cleaner{p}).resetTask(ctx, nil, l.Slot, l.contained); err != nil {
 		return err
 	}
 	if err := (remover{p}).trim(ctx); err != nil { // the slot is idle again all the same
@@ -390,17 +391,27 @@ func (p *Pool) Release(ctx context.Context, l *Lease) error {
 // not nil. The caller holds the lock. A warm container's slot is never
 // taken: the container writes there at will (see "Warm containers"),
 // and every other idle slot was reset, and checked when a container had
-// worked there, once no container could write there any more.
+// worked there, once no container could write there any more. What a
+// task left running there is ended first, and a slot found changed
+// since its release is removed, not taken (see takeable).
 func (p *Pool) Take(ctx context.Context, lk *gitx.Locked, path string) (taken *state.Slot, err error) {
 	pid, start := hostexec.Self()
-	slot, err := p.r.Store.Pool().Lease(ctx, pid, start, false)
-	if slot == nil || err != nil {
-		return nil, err
+	for {
+		slot, err := p.r.Store.Pool().Lease(ctx, pid, start, false)
+		if slot == nil || err != nil {
+			return nil, err
+		}
+		if ok, err := (cleaner{p}).takeable(ctx, lk, slot); err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue // removed: another
+		}
+		if err := lk.MoveWorktree(ctx, slot.Path, path); err != nil {
+			return nil, cleaner{p}.resetTask(ctx, lk, slot, false) // not Release: its trim takes the lock
+		}
+		return slot, p.r.Store.Pool().Drop(ctx, slot.ID)
 	}
-	if err := lk.MoveWorktree(ctx, slot.Path, path); err != nil {
-		return nil, cleaner{p}.resetTask(ctx, lk, slot, false, false) // not Release: its trim takes the lock
-	}
-	return slot, p.r.Store.Pool().Drop(ctx, slot.ID)
 }
 
 // TopUp starts `git apex pool warm` in the background, detached from
