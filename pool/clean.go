@@ -287,7 +287,7 @@ func (c cleaner) takeable(ctx context.Context, lk *gitx.Locked, s *state.Slot) (
 	if err == nil {
 		why = "git status found " + dirt + " since its release"
 	}
-	kept, err := c.keepChanged(ctx, lk, s, true)
+	kept, err := c.keepChanged(ctx, lk, s, true, nil)
 	if err != nil { // left leased: reclaimed once this process is gone
 		return false, fmt.Errorf("pool slot %s was not clean (%s), and what is changed there cannot be kept: %w", s.Path, why, err)
 	}
