@@ -45,6 +45,7 @@ var ErrNoAnswer = errors.New("its container did not answer")
 type RemoveResult struct {
 	Env           *state.Env
 	BranchDeleted bool
+	BranchTip     string // the commit the deleted branch was at
 	AlreadyGone   bool     // its directory had been deleted by hand
 	DroppedLinks  []string // links that resolved to it
 	// Trash is where a forced removal kept the uncommitted work it
@@ -216,8 +217,9 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		// Unforced, the tree is clean: only ignored files that
 		// [trash].keep_ignored names are kept.
 		if keepIgnored := repo.KeepIgnored(m.r); opts.Force || len(keepIgnored) > 0 {
-			if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
-				Path: env.Path}, env.Contained(), keepIgnored, m.r.Store.Now()); err != nil {
+			what := trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode, Path: env.Path}
+			kept := trash.Options{Contained: env.Contained(), KeepIgnored: keepIgnored, DeletesBranch: deleteBranch && !opts.BranchMerged}
+			if res.Trash, err = trash.Record(ctx, lk, what, kept, m.r.Store.Now()); err != nil {
 				return nil, err
 			}
 		}
@@ -235,10 +237,14 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	if deleteBranch {
+		refs, err := lk.Refs(ctx, "refs/heads/"+env.Branch)
+		if err != nil {
+			return nil, err
+		}
 		if err := lk.DeleteBranch(ctx, env.Branch); err != nil {
 			return nil, err
 		}
-		res.BranchDeleted = true
+		res.BranchDeleted, res.BranchTip = true, refs["refs/heads/"+env.Branch].Hash
 		detail += "; deleted branch " + env.Branch
 	}
 	if env.Live() {

@@ -299,11 +299,13 @@ func (c cleaner) takeable(ctx context.Context, lk *gitx.Locked, s *state.Slot) (
 }
 
 // keepChanged keeps what was changed in an idle slot (by hand, or by a
-// process that outlived its task) in the trash, as the work of the
-// identity task-<slot>, which `git apex restore` makes into an env at
-// the slot's commit; nil when nothing was. contained and keepIgnored are
-// as for trash.Record.
+// process that outlived its task) in the trash, commits made on its
+// detached HEAD since the slot's commit that nothing else holds
+// included, as the work of the identity task-<slot>, which `git apex
+// restore` makes into an env at the slot's HEAD; nil when nothing was.
+// contained and keepIgnored are as for trash.Options.
 func (c cleaner) keepChanged(ctx context.Context, lk *gitx.Locked, s *state.Slot, contained bool, keepIgnored []string) (*trash.Entry, error) {
 	what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
-	return trash.Record(ctx, lk, what, contained, keepIgnored, c.r.Store.Now())
+	opts := trash.Options{Contained: contained, KeepIgnored: keepIgnored, Made: s.PoolCommit}
+	return trash.Record(ctx, lk, what, opts, c.r.Store.Now())
 }

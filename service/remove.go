@@ -21,6 +21,7 @@ type RemoveRequest struct {
 type Removal struct {
 	Env           Env      `json:"env"`
 	BranchDeleted bool     `json:"branch_deleted"`
+	BranchTip     string   `json:"branch_tip,omitempty"` // the commit the deleted branch was at
 	AlreadyGone   bool     `json:"already_gone"`  // its directory had been deleted by hand
 	DroppedLinks  []string `json:"dropped_links"` // links that resolved to it
 	// Trash is where a forced removal kept the uncommitted work it
@@ -53,7 +54,7 @@ func removalOf(res *isolation.RemoveResult) *Removal {
 	if dropped == nil {
 		dropped = []string{}
 	}
-	return &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped, Trash: res.Trash}
+	return &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, BranchTip: res.BranchTip, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped, Trash: res.Trash}
 }
 
 // The outcomes of close and finish.

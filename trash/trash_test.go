@@ -44,7 +44,7 @@ func TestRecordAndPut(t *testing.T) {
 	defer lk.Unlock()
 	what := Entry{Identity: "feature-topic", Branch: "topic", Base: "main", Mode: "worktree", Path: wt}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	if e, err := Record(ctx, lk, what, false, nil, now); err != nil || e != nil {
+	if e, err := Record(ctx, lk, what, Options{}, now); err != nil || e != nil {
 		t.Fatalf("clean worktree: Record = %+v, %v; want nothing", e, err)
 	}
 
@@ -56,7 +56,7 @@ func TestRecordAndPut(t *testing.T) {
 	os.Remove(filepath.Join(wt, "gone.txt"))
 	gittest.Git(t, "", "init", "-q", filepath.Join(wt, "nested")) // no commit: git add would fail on it
 	tip := gittest.Git(t, wt, "rev-parse", "HEAD")
-	e, err := Record(ctx, lk, what, false, nil, now)
+	e, err := Record(ctx, lk, what, Options{}, now)
 	if err != nil || e == nil {
 		t.Fatalf("Record = %+v, %v", e, err)
 	}
@@ -143,7 +143,7 @@ func TestRecordRacyEdit(t *testing.T) {
 	defer lk.Unlock()
 
 	gittest.RacyEdit(t, wt, "tracked.txt", "two\n")
-	e, err := Record(ctx, lk, Entry{Identity: "feature-topic", Mode: "worktree", Path: wt}, false, nil, time.Now())
+	e, err := Record(ctx, lk, Entry{Identity: "feature-topic", Mode: "worktree", Path: wt}, Options{}, time.Now())
 	if err != nil || e == nil {
 		t.Fatalf("Record = %+v, %v; want the edit kept", e, err)
 	}
@@ -190,10 +190,10 @@ func TestRecordKeepIgnored(t *testing.T) {
 	}
 	defer lk.Unlock()
 	what := Entry{Identity: "feature-topic", Mode: "worktree", Path: wt}
-	if e, err := Record(ctx, lk, what, false, nil, time.Now()); err != nil || e != nil {
+	if e, err := Record(ctx, lk, what, Options{}, time.Now()); err != nil || e != nil {
 		t.Fatalf("no keep_ignored: Record = %+v, %v; want nothing (the tree is clean)", e, err)
 	}
-	e, err := Record(ctx, lk, what, false, []string{".env", "*.local"}, time.Now())
+	e, err := Record(ctx, lk, what, Options{KeepIgnored: []string{".env", "*.local"}}, time.Now())
 	if err != nil || e == nil {
 		t.Fatalf("Record = %+v, %v; want the matching ignored files kept", e, err)
 	}

@@ -89,7 +89,7 @@ func poolCommand() *cli.Command {
 						n, kept, err := pool.New(r).Drain(c.Context, c.Bool("all"), c.Bool("kill"))
 						note(c, "removed %s", words.Count(n, "idle slot"))
 						for _, e := range kept {
-							note(c, "discarded %s changed by hand in %s into the trash%s; undo with `git apex restore %s`", words.Count(e.Files, "file"), e.Path, cmdline.NotKept(&e), e.Identity)
+							note(c, "%s", cmdline.TrashNote(&e, e.Path))
 						}
 						return err
 					})
