@@ -45,7 +45,7 @@ var ErrNoAnswer = errors.New("its container did not answer")
 type RemoveResult struct {
 	Env           *state.Env
 	BranchDeleted bool
-	BranchTip     string // the commit the deleted branch was at
+	BranchTip     string   // the commit the deleted branch was at
 	AlreadyGone   bool     // its directory had been deleted by hand
 	DroppedLinks  []string // links that resolved to it
 	// Trash is where a forced removal kept the uncommitted work it

@@ -22,8 +22,8 @@ type Removal struct {
 	Env           Env      `json:"env"`
 	BranchDeleted bool     `json:"branch_deleted"`
 	BranchTip     string   `json:"branch_tip,omitempty"` // the commit the deleted branch was at
-	AlreadyGone   bool     `json:"already_gone"`  // its directory had been deleted by hand
-	DroppedLinks  []string `json:"dropped_links"` // links that resolved to it
+	AlreadyGone   bool     `json:"already_gone"`         // its directory had been deleted by hand
+	DroppedLinks  []string `json:"dropped_links"`        // links that resolved to it
 	// Trash is where a forced removal kept the uncommitted work it
 	// discarded: `git apex restore <identity>` brings it back.
 	Trash *trash.Entry `json:"trash,omitempty"`
