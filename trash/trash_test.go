@@ -206,3 +206,58 @@ func TestRecordKeepIgnored(t *testing.T) {
 		t.Errorf("Record = %+v; want 3 files, cache/, config/ (its other) and debug.log not kept, huge.local too big", e)
 	}
 }
+
+// TestRecordCommits: a clean worktree whose HEAD holds commits nothing
+// else does makes an entry that keeps them: a detached HEAD's, and a
+// branch's when the discard deletes it (DeletesBranch); commits the
+// worktree was made at (Made), or that a branch holds, make none. List
+// reads the count back.
+func TestRecordCommits(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.NewRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", ".")
+	gittest.Git(t, dir, "commit", "-q", "-m", "base")
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	wt := filepath.Join(filepath.Dir(dir), "wt")
+	gittest.Git(t, dir, "worktree", "add", "-q", "-b", "topic", wt)
+	gittest.Git(t, wt, "commit", "-q", "--allow-empty", "-m", "on topic")
+	r, err := gitx.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk, err := r.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Unlock()
+	what := Entry{Identity: "feature-topic", Branch: "topic", Mode: "worktree", Path: wt}
+	if e, err := Record(ctx, lk, what, Options{}, time.Now()); err != nil || e != nil {
+		t.Fatalf("clean worktree on its branch, kept: Record = %+v, %v; want nothing", e, err)
+	}
+	e, err := Record(ctx, lk, what, Options{DeletesBranch: true}, time.Now())
+	if err != nil || e == nil || e.Commits != 1 || e.Files != 0 {
+		t.Fatalf("branch deleted: Record = %+v, %v; want 1 commit, no file", e, err)
+	}
+	if list, err := List(ctx, lk, "feature-topic"); err != nil || len(list) != 1 || list[0].Commits != 1 {
+		t.Errorf("List = %+v, %v; want the entry with 1 commit", list, err)
+	}
+
+	gittest.Git(t, wt, "switch", "-q", "--detach", base)
+	gittest.Git(t, wt, "commit", "-q", "--allow-empty", "-m", "detached 1")
+	gittest.Git(t, wt, "commit", "-q", "--allow-empty", "-m", "detached 2")
+	detached := Entry{Identity: "task-slot-1", Mode: "worktree", Path: wt}
+	if e, err := Record(ctx, lk, detached, Options{}, time.Now()); err != nil || e == nil || e.Commits != 2 {
+		t.Errorf("detached HEAD: Record = %+v, %v; want 2 commits", e, err)
+	}
+	made := gittest.Git(t, wt, "rev-parse", "HEAD~1")
+	if e, err := Record(ctx, lk, detached, Options{Made: made}, time.Now()); err != nil || e == nil || e.Commits != 1 {
+		t.Errorf("detached HEAD made at its parent: Record = %+v, %v; want 1 commit", e, err)
+	}
+	gittest.Git(t, wt, "switch", "-q", "--detach", base)
+	if e, err := Record(ctx, lk, detached, Options{}, time.Now()); err != nil || e != nil {
+		t.Errorf("detached HEAD at a commit main holds: Record = %+v, %v; want nothing", e, err)
+	}
+}
