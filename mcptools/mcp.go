@@ -99,6 +99,9 @@ func newServer(t *tools) *mcp.Server {
 	addTool(server, t, "link", "Make another identity (issue-42, pr-99) resolve to an existing environment.",
 		additive, t.link)
 	addTool(server, t, "log", "The event log: all of it, or an identity's.", readOnly, t.log)
+	addTool(server, t, "gc", "Remove merged and inactive environments (never one with uncommitted work), expire old "+
+		"trash entries, and with orphans find and repair what git and git-apex disagree on; dry_run only says what it "+
+		"would do.", destructive, t.gc)
 	return server
 }
 

@@ -1,0 +1,40 @@
+package mcptools
+
+import (
+	"context"
+
+	"github.com/git-apex/git-apex/service"
+	"github.com/git-apex/git-apex/sweep"
+)
+
+// The repository's upkeep, as the command line's gc, pool, doctor and
+// restore do it.
+
+// GCInput is the gc tool's input: gc's flags.
+type GCInput struct {
+	Where
+	Merged    bool   `json:"merged,omitempty"`
+	OlderThan string `json:"older_than,omitempty"` // 30m, 12h, 7d, 2w
+	Orphans   bool   `json:"orphans,omitempty"`
+	DryRun    bool   `json:"dry_run,omitempty"`
+	Force     bool   `json:"force,omitempty"`
+	Kill      bool   `json:"kill,omitempty"`
+}
+
+// GCOutput is the gc tool's answer.
+type GCOutput struct {
+	Items []sweep.GCItem `json:"items"`
+}
+
+func (t *tools) gc(ctx context.Context, s *service.Service, in GCInput) (GCOutput, error) {
+	req := service.GCRequest{Merged: in.Merged, Orphans: in.Orphans, DryRun: in.DryRun, Force: in.Force, Kill: in.Kill}
+	if in.OlderThan != "" {
+		d, err := service.ParseDuration("older_than", in.OlderThan)
+		if err != nil {
+			return GCOutput{}, err
+		}
+		req.OlderThan = d
+	}
+	items, err := s.GC(ctx, req)
+	return GCOutput{Items: items}, err
+}

@@ -1,0 +1,128 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/git-apex/git-apex/gitx/gittest"
+)
+
+// upkeep is an MCP session with the built git-apex, in a new repository.
+type upkeep struct {
+	t       *testing.T
+	ctx     context.Context
+	dir     string
+	session *mcp.ClientSession
+	tools   map[string]*mcp.Tool
+}
+
+func newUpkeep(t *testing.T) *upkeep {
+	t.Helper()
+	bin := build(t)
+	dir := gittest.NewRepo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.Command(bin, "mcp")
+	cmd.Dir, cmd.Env = dir, testEnv(t)
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { session.Close() })
+	listed, err := session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &upkeep{t: t, ctx: ctx, dir: dir, session: session, tools: map[string]*mcp.Tool{}}
+	for _, tool := range listed.Tools {
+		u.tools[tool.Name] = tool
+	}
+	return u
+}
+
+// call calls a tool, fails the test on a protocol error, and decodes its
+// structured result into out unless it is a tool error; it returns the
+// result.
+func (u *upkeep) call(name string, args map[string]any, out any) *mcp.CallToolResult {
+	u.t.Helper()
+	res, err := u.session.CallTool(u.ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		u.t.Fatalf("%s: %v", name, err)
+	}
+	if out != nil && !res.IsError {
+		data, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(data, out); err != nil {
+			u.t.Fatalf("%s: %v: %s", name, err, data)
+		}
+	}
+	return res
+}
+
+// hints are a tool's annotations: whether it is read-only and
+// destructive.
+func (u *upkeep) hints(name string) (readOnly, destructive bool) {
+	u.t.Helper()
+	tool, ok := u.tools[name]
+	if !ok {
+		u.t.Fatalf("no tool %s", name)
+	}
+	a := tool.Annotations
+	if a == nil {
+		return false, true // MCP's defaults
+	}
+	return a.ReadOnlyHint, a.DestructiveHint == nil || *a.DestructiveHint
+}
+
+// message is a tool error's text, and its exit code and field from _meta.
+func message(res *mcp.CallToolResult) (text string, code int, field string) {
+	if len(res.Content) > 0 {
+		text = res.Content[0].(*mcp.TextContent).Text
+	}
+	c, _ := res.Meta["exit_code"].(float64)
+	field, _ = res.Meta["field"].(string)
+	return text, int(c), field
+}
+
+// TestGCTool: gc with dry_run says what it would remove and changes
+// nothing; without, it removes a merged env, as `git apex gc --merged`
+// does; the tool is marked destructive.
+func TestGCTool(t *testing.T) {
+	u := newUpkeep(t)
+	if _, destructive := u.hints("gc"); !destructive {
+		t.Error("the gc tool is not marked destructive")
+	}
+	var env struct{ Path, Branch string }
+	u.call("start", map[string]any{"identity": "feature-done"}, &env)
+	gittest.Git(t, env.Path, "commit", "-q", "--allow-empty", "-m", "the work")
+	gittest.Git(t, u.dir, "merge", "-q", "--no-edit", env.Branch)
+
+	type items struct {
+		Items []struct{ Action, Identity, Reason string }
+	}
+	var got items
+	u.call("gc", map[string]any{"merged": true, "dry_run": true}, &got)
+	if len(got.Items) != 1 || got.Items[0].Action != "would remove" || got.Items[0].Identity != "feature-done" {
+		t.Errorf("dry run: %+v", got)
+	}
+	if _, err := os.Stat(env.Path); err != nil {
+		t.Fatalf("the dry run removed the worktree: %v", err)
+	}
+	u.call("gc", map[string]any{"merged": true}, &got)
+	if len(got.Items) != 1 || got.Items[0].Action != "removed" || !strings.Contains(got.Items[0].Reason, "deleted branch") {
+		t.Errorf("gc: %+v", got)
+	}
+	if _, err := os.Stat(env.Path); !os.IsNotExist(err) {
+		t.Errorf("the merged env's worktree is still there: %v", err)
+	}
+	res := u.call("gc", map[string]any{"older_than": "soon"}, nil)
+	if text, code, field := message(res); !res.IsError || code != 2 || field != "older_than" || !strings.Contains(text, "use a positive duration") {
+		t.Errorf("a bad older_than: %v exit %d field %q: %s", res.IsError, code, field, text)
+	}
+}
