@@ -94,6 +94,9 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("DELETE /api/developer/worktrees/{id}/links/{alias}", s.removeLink)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("POST /api/gc", s.gc)
+	mux.HandleFunc("GET /api/pool", s.poolStatus)
+	mux.HandleFunc("POST /api/pool/warm", s.poolWarm)
+	mux.HandleFunc("POST /api/pool/drain", s.poolDrain)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, exitcode.New(exitcode.NotFound, "no such endpoint: %s %s; GET /api/openapi.json lists them", r.Method, r.URL.Path), "")
 	})

@@ -60,3 +60,61 @@ func (s *server) onRepo(w http.ResponseWriter, r *http.Request, fn func(svc *ser
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// poolStatus answers the pool's slots and totals, as `git apex pool
+// status --json` prints them, once the slots whose holder died are
+// reclaimed.
+func (s *server) poolStatus(w http.ResponseWriter, r *http.Request) {
+	s.onRepo(w, r, func(svc *service.Service) (any, error) {
+		status, err := svc.PoolStatus(r.Context())
+		if err != nil {
+			return nil, err
+		}
+		return status.Report, nil
+	})
+}
+
+// poolWarmBody is the body of POST /api/pool/warm: a count left out is
+// the policy's.
+type poolWarmBody struct {
+	Size       *int `json:"size"`
+	Containers *int `json:"containers"`
+}
+
+// poolWarm makes slots and warm containers, as `git apex pool warm`
+// does; no body is pool warm with no flags. It answers the pool as it
+// then is.
+func (s *server) poolWarm(w http.ResponseWriter, r *http.Request) {
+	var body poolWarmBody
+	if err := decode(r, &body); err != nil && !isEmptyBody(err) {
+		writeError(w, err, "")
+		return
+	}
+	req, err := service.PoolWarmRequestOf("size", body.Size, "containers", body.Containers)
+	if err != nil {
+		writeError(w, err, "")
+		return
+	}
+	s.onRepo(w, r, func(svc *service.Service) (any, error) { return svc.PoolWarm(r.Context(), req) })
+}
+
+// poolDrainBody is the body of POST /api/pool/drain.
+type poolDrainBody struct {
+	All  bool `json:"all"`
+	Kill bool `json:"kill"`
+}
+
+// poolDrain removes the idle slots, as `git apex pool drain` does. A
+// refusal (with all, the slots still held) answers the error alone: the
+// idle slots are removed all the same, and GET /api/pool shows what is
+// left.
+func (s *server) poolDrain(w http.ResponseWriter, r *http.Request) {
+	var body poolDrainBody
+	if err := decode(r, &body); err != nil && !isEmptyBody(err) {
+		writeError(w, err, "")
+		return
+	}
+	s.onRepo(w, r, func(svc *service.Service) (any, error) {
+		return svc.PoolDrain(r.Context(), service.PoolDrainRequest{All: body.All, Kill: body.Kill})
+	})
+}

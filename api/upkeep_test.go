@@ -88,3 +88,70 @@ func TestGC(t *testing.T) {
 		t.Errorf("an unknown field: %+v", e)
 	}
 }
+
+type poolReport struct {
+	Total, Available, Leased, Waiting int
+	Slots                             []struct{ Path, Commit, Status string }
+}
+
+// TestPool: GET /api/pool, POST /api/pool/warm and POST /api/pool/drain
+// are `git apex pool status`, `warm` and `drain`: the pool warmed to a
+// size, work changed by hand in a slot kept in the trash when drained,
+// and bad counts refused naming the field; drain is marked destructive.
+func TestPool(t *testing.T) {
+	s := startServer(t)
+	if !destructive(t, "POST", "/api/pool/drain") || destructive(t, "POST", "/api/pool/warm") || destructive(t, "GET", "/api/pool") {
+		t.Error("of the pool's operations, drain alone is to be marked destructive")
+	}
+	var report poolReport
+	s.want(http.StatusOK, "GET", "/api/pool", nil, &report)
+	if report.Total != 0 {
+		t.Errorf("a new repository's pool: %+v", report)
+	}
+	var e apiError
+	s.want(http.StatusBadRequest, "POST", "/api/pool/warm", nil, &e)
+	if e.Error.Code != 2 || !strings.Contains(e.Error.Message, "no pool size") {
+		t.Errorf("warm with no size given or in the policy: %+v", e)
+	}
+	s.want(http.StatusBadRequest, "POST", "/api/pool/warm", map[string]any{"size": -2}, &e)
+	if e.Error.Field != "size" || e.Error.Code != 2 || !strings.Contains(e.Error.Message, "must be 0 or more") {
+		t.Errorf("a negative size: %+v", e)
+	}
+
+	s.want(http.StatusOK, "POST", "/api/pool/warm", map[string]any{"size": 2}, &report)
+	if report.Total != 2 || report.Available != 2 || len(report.Slots) != 2 {
+		t.Fatalf("warmed to 2: %+v", report)
+	}
+	out, err := s.apex("pool", "status", "--json")
+	if err != nil || strings.Count(out, `"status": "idle"`) != 2 {
+		t.Errorf("pool status --json after the API's warm: %s %v", out, err)
+	}
+	var again poolReport
+	s.want(http.StatusOK, "GET", "/api/pool", nil, &again)
+	if again.Total != 2 || again.Slots[0].Path != report.Slots[0].Path {
+		t.Errorf("GET /api/pool after warm: %+v", again)
+	}
+
+	slot := report.Slots[0].Path
+	if err := os.WriteFile(slot+"/mine.txt", []byte("by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var drained struct {
+		Removed int
+		Trash   []struct {
+			Identity, Path string
+			Files          int
+		}
+	}
+	s.want(http.StatusOK, "POST", "/api/pool/drain", nil, &drained)
+	if drained.Removed != 2 || len(drained.Trash) != 1 || drained.Trash[0].Path != slot || drained.Trash[0].Files != 1 {
+		t.Errorf("drain: %+v", drained)
+	}
+	if _, err := os.Stat(slot); !os.IsNotExist(err) {
+		t.Errorf("the drained slot is still there: %v", err)
+	}
+	s.want(http.StatusOK, "GET", "/api/pool", nil, &report)
+	if report.Total != 0 {
+		t.Errorf("after drain: %+v", report)
+	}
+}

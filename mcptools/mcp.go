@@ -102,6 +102,12 @@ func newServer(t *tools) *mcp.Server {
 	addTool(server, t, "gc", "Remove merged and inactive environments (never one with uncommitted work), expire old "+
 		"trash entries, and with orphans find and repair what git and git-apex disagree on; dry_run only says what it "+
 		"would do.", destructive, t.gc)
+	addTool(server, t, "pool_status", "The warm pool's slots (detached worktrees kept ready), their commit and holder, "+
+		"and totals; slots whose holder died are reclaimed first (so not read-only).", additive, t.poolStatus)
+	addTool(server, t, "pool_warm", "Make slots until the warm pool has size of them ([pool].size), then warm "+
+		"containers until each engine has containers idle ones ([pool].containers); answers the pool.", additive, t.poolWarm)
+	addTool(server, t, "pool_drain", "Remove the warm pool's idle slots (work changed by hand in one goes to the "+
+		"trash); with all, refused while running processes still hold slots.", destructive, t.poolDrain)
 	return server
 }
 

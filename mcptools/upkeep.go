@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 
+	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/service"
 	"github.com/git-apex/git-apex/sweep"
 )
@@ -37,4 +38,39 @@ func (t *tools) gc(ctx context.Context, s *service.Service, in GCInput) (GCOutpu
 	}
 	items, err := s.GC(ctx, req)
 	return GCOutput{Items: items}, err
+}
+
+func (t *tools) poolStatus(ctx context.Context, s *service.Service, _ Where) (*pool.Report, error) {
+	status, err := s.PoolStatus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return status.Report, nil
+}
+
+// PoolWarmInput is the pool_warm tool's input: a count left out is the
+// policy's.
+type PoolWarmInput struct {
+	Where
+	Size       *int `json:"size,omitempty"`
+	Containers *int `json:"containers,omitempty"`
+}
+
+func (t *tools) poolWarm(ctx context.Context, s *service.Service, in PoolWarmInput) (*pool.Report, error) {
+	req, err := service.PoolWarmRequestOf("size", in.Size, "containers", in.Containers)
+	if err != nil {
+		return nil, err
+	}
+	return s.PoolWarm(ctx, req)
+}
+
+// PoolDrainInput is the pool_drain tool's input.
+type PoolDrainInput struct {
+	Where
+	All  bool `json:"all,omitempty"`
+	Kill bool `json:"kill,omitempty"`
+}
+
+func (t *tools) poolDrain(ctx context.Context, s *service.Service, in PoolDrainInput) (*service.PoolDrained, error) {
+	return s.PoolDrain(ctx, service.PoolDrainRequest{All: in.All, Kill: in.Kill})
 }

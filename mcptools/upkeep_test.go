@@ -126,3 +126,48 @@ func TestGCTool(t *testing.T) {
 		t.Errorf("a bad older_than: %v exit %d field %q: %s", res.IsError, code, field, text)
 	}
 }
+
+// TestPoolTools: pool_status, pool_warm and pool_drain are `git apex
+// pool status`, `warm` and `drain`; drain alone is marked destructive,
+// status is not read-only (it reclaims the slots of dead holders).
+func TestPoolTools(t *testing.T) {
+	u := newUpkeep(t)
+	for tool, want := range map[string]bool{"pool_status": false, "pool_warm": false, "pool_drain": true} {
+		if readOnly, destructive := u.hints(tool); destructive != want || readOnly {
+			t.Errorf("%s: read-only %v, destructive %v; want destructive %v", tool, readOnly, destructive, want)
+		}
+	}
+	type report struct {
+		Total, Available int
+		Slots            []struct{ Path string }
+	}
+	res := u.call("pool_warm", map[string]any{"containers": -1}, nil)
+	if text, code, field := message(res); !res.IsError || code != 2 || field != "containers" || !strings.Contains(text, "must be 0 or more") {
+		t.Errorf("a negative containers: %v exit %d field %q: %s", res.IsError, code, field, text)
+	}
+	var got report
+	u.call("pool_warm", map[string]any{"size": 2}, &got)
+	if got.Total != 2 || got.Available != 2 {
+		t.Fatalf("pool_warm size 2: %+v", got)
+	}
+	u.call("pool_status", map[string]any{}, &got)
+	if got.Total != 2 || len(got.Slots) != 2 {
+		t.Errorf("pool_status: %+v", got)
+	}
+	slot := got.Slots[1].Path
+	if err := os.WriteFile(slot+"/mine.txt", []byte("by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var drained struct {
+		Removed int
+		Trash   []struct{ Identity, Path string }
+	}
+	u.call("pool_drain", map[string]any{}, &drained)
+	if drained.Removed != 2 || len(drained.Trash) != 1 || drained.Trash[0].Path != slot {
+		t.Errorf("pool_drain: %+v", drained)
+	}
+	u.call("pool_status", map[string]any{}, &got)
+	if got.Total != 0 {
+		t.Errorf("after pool_drain: %+v", got)
+	}
+}
