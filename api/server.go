@@ -97,6 +97,8 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /api/pool", s.poolStatus)
 	mux.HandleFunc("POST /api/pool/warm", s.poolWarm)
 	mux.HandleFunc("POST /api/pool/drain", s.poolDrain)
+	mux.HandleFunc("GET /api/doctor", s.doctorCheck)
+	mux.HandleFunc("POST /api/doctor/fix", s.doctorFix)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, exitcode.New(exitcode.NotFound, "no such endpoint: %s %s; GET /api/openapi.json lists them", r.Method, r.URL.Path), "")
 	})

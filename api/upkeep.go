@@ -118,3 +118,36 @@ func (s *server) poolDrain(w http.ResponseWriter, r *http.Request) {
 		return svc.PoolDrain(r.Context(), service.PoolDrainRequest{All: body.All, Kill: body.Kill})
 	})
 }
+
+// doctorCheck answers doctor's findings, as `git apex doctor --json`
+// prints them; it changes nothing. Problems left are findings, not an
+// error: 200 all the same.
+func (s *server) doctorCheck(w http.ResponseWriter, r *http.Request) { s.doctor(w, r, false) }
+
+// doctorFix repairs what doctor finds and is safe to repair, as `git
+// apex doctor --fix` does, and answers its findings.
+func (s *server) doctorFix(w http.ResponseWriter, r *http.Request) {
+	var body struct{}
+	if err := decode(r, &body); err != nil && !isEmptyBody(err) {
+		writeError(w, err, "")
+		return
+	}
+	s.doctor(w, r, true)
+}
+
+// doctor runs the doctor on the repository ?repository= names: it opens
+// it itself (service.Doctor), since a damaged state database is one of
+// what it finds.
+func (s *server) doctor(w http.ResponseWriter, r *http.Request, fix bool) {
+	root, err := s.pick(r.Context(), r.URL.Query().Get("repository"), false)
+	if err != nil {
+		writeError(w, err, "")
+		return
+	}
+	findings, err := service.Doctor(r.Context(), root, s.opts.Repo, fix)
+	if err != nil {
+		writeError(w, err, "")
+		return
+	}
+	writeJSON(w, http.StatusOK, findings)
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -154,4 +155,89 @@ func TestPool(t *testing.T) {
 	if report.Total != 0 {
 		t.Errorf("after drain: %+v", report)
 	}
+}
+
+type finding struct{ Check, Status, Detail string }
+
+// findingOf is the finding of check, the last when there are more.
+func findingOf(findings []finding, check string) finding {
+	var out finding
+	for _, f := range findings {
+		if f.Check == check {
+			out = f
+		}
+	}
+	return out
+}
+
+// TestDoctor: GET /api/doctor reports an env whose worktree was deleted
+// by hand and changes nothing; POST /api/doctor/fix repairs its record,
+// as `git apex doctor --fix` does; a state database too damaged to open
+// is a finding, and the fix rebuilds it from git. Only the fix is marked
+// destructive.
+func TestDoctor(t *testing.T) {
+	s := startServer(t)
+	if !destructive(t, "POST", "/api/doctor/fix") || destructive(t, "GET", "/api/doctor") {
+		t.Error("doctor's fix alone is to be marked destructive")
+	}
+	var wf workflow
+	s.want(http.StatusCreated, "POST", "/api/developer/workflows", map[string]any{"id": "feature-gone"}, &wf)
+	s.want(http.StatusCreated, "POST", "/api/developer/workflows", map[string]any{"id": "feature-kept"}, nil)
+	var findings []finding
+	s.want(http.StatusOK, "GET", "/api/doctor", nil, &findings)
+	if f := findingOf(findings, "state"); f.Status != "ok" {
+		t.Errorf("state: %+v", findings)
+	}
+	if f := findingOf(findings, "feature-gone"); f.Status != "" {
+		t.Errorf("a whole env has a finding: %+v", f)
+	}
+	if err := os.RemoveAll(wf.WorktreePath); err != nil {
+		t.Fatal(err)
+	}
+	s.want(http.StatusOK, "GET", "/api/doctor", nil, &findings)
+	if f := findingOf(findings, "feature-gone"); f.Status != "problem" || !strings.Contains(f.Detail, "doctor --fix") {
+		t.Errorf("an env whose worktree was deleted: %+v", findings)
+	}
+	s.want(http.StatusOK, "GET", "/api/doctor", nil, &findings)
+	if f := findingOf(findings, "feature-gone"); f.Status != "problem" {
+		t.Errorf("the check repaired something: %+v", findings)
+	}
+	s.want(http.StatusOK, "POST", "/api/doctor/fix", nil, &findings)
+	if f := findingOf(findings, "feature-gone"); f.Status != "fixed" {
+		t.Errorf("the fix: %+v", findings)
+	}
+	var env struct{ Status string }
+	s.want(http.StatusOK, "GET", "/api/developer/worktrees/feature-gone", nil, &env)
+	if env.Status != "destroyed" {
+		t.Errorf("after the fix: %+v", env)
+	}
+	if out, err := s.apex("doctor"); err != nil {
+		t.Errorf("doctor after the API's fix: %v\n%s", err, out)
+	}
+
+	// A damaged state database: every other request refuses it, doctor
+	// reports it, the fix rebuilds it.
+	db := filepath.Join(s.repo, ".git", "apex", "state.db")
+	for _, f := range []string{db, db + "-wal", db + "-shm"} {
+		os.Remove(f)
+	}
+	if err := os.WriteFile(db, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var e apiError
+	s.want(http.StatusConflict, "GET", "/api/developer/worktrees", nil, &e)
+	s.want(http.StatusOK, "GET", "/api/doctor", nil, &findings)
+	if len(findings) != 1 || findings[0].Status != "problem" || !strings.Contains(findings[0].Detail, "damaged") {
+		t.Errorf("doctor of a damaged database: %+v", findings)
+	}
+	s.want(http.StatusOK, "POST", "/api/doctor/fix", `{}`, &findings)
+	if f := findings[0]; f.Check != "state" || f.Status != "fixed" || !strings.Contains(f.Detail, "feature-kept") {
+		t.Errorf("the fix of a damaged database: %+v", findings)
+	}
+	var envs []struct{ Identity string }
+	s.want(http.StatusOK, "GET", "/api/developer/worktrees", nil, &envs)
+	if len(envs) != 1 || envs[0].Identity != "feature-kept" {
+		t.Errorf("after the rebuild: %+v", envs)
+	}
+	s.want(http.StatusBadRequest, "POST", "/api/doctor/fix", `{"colour": "red"}`, &e)
 }

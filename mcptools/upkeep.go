@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 
+	"github.com/git-apex/git-apex/doctor"
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/service"
 	"github.com/git-apex/git-apex/sweep"
@@ -73,4 +74,19 @@ type PoolDrainInput struct {
 
 func (t *tools) poolDrain(ctx context.Context, s *service.Service, in PoolDrainInput) (*service.PoolDrained, error) {
 	return s.PoolDrain(ctx, service.PoolDrainRequest{All: in.All, Kill: in.Kill})
+}
+
+// DoctorOutput is the answer of the doctor and doctor_fix tools: those
+// whose status is problem are left (the command line's doctor exits 3
+// while there are any).
+type DoctorOutput struct {
+	Findings []doctor.Finding `json:"findings"`
+}
+
+// doctor is the handler of doctor (fix false) and doctor_fix.
+func (t *tools) doctor(fix bool) func(context.Context, string, Where) (DoctorOutput, []string, error) {
+	return func(ctx context.Context, root string, _ Where) (DoctorOutput, []string, error) {
+		findings, err := service.Doctor(ctx, root, t.opts.Repo, fix)
+		return DoctorOutput{Findings: findings}, nil, err
+	}
 }

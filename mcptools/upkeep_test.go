@@ -77,7 +77,8 @@ func (u *upkeep) hints(name string) (readOnly, destructive bool) {
 	if a == nil {
 		return false, true // MCP's defaults
 	}
-	return a.ReadOnlyHint, a.DestructiveHint == nil || *a.DestructiveHint
+	// destructiveHint means something only when the tool is not read-only.
+	return a.ReadOnlyHint, !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint)
 }
 
 // message is a tool error's text, and its exit code and field from _meta.
@@ -169,5 +170,74 @@ func TestPoolTools(t *testing.T) {
 	u.call("pool_status", map[string]any{}, &got)
 	if got.Total != 0 {
 		t.Errorf("after pool_drain: %+v", got)
+	}
+}
+
+// TestDoctorTools: doctor reports an env whose worktree was deleted by
+// hand and changes nothing (read-only); doctor_fix repairs its record
+// (destructive); a damaged state database is a finding, rebuilt by the
+// fix.
+func TestDoctorTools(t *testing.T) {
+	u := newUpkeep(t)
+	if readOnly, destructive := u.hints("doctor"); !readOnly || destructive {
+		t.Errorf("doctor: read-only %v, destructive %v", readOnly, destructive)
+	}
+	if _, destructive := u.hints("doctor_fix"); !destructive {
+		t.Error("doctor_fix is not marked destructive")
+	}
+	type report struct{ Findings []struct{ Check, Status, Detail string } }
+	status := func(r report, check string) string {
+		for _, f := range r.Findings {
+			if f.Check == check {
+				return f.Status
+			}
+		}
+		return ""
+	}
+	var env struct{ Path string }
+	u.call("start", map[string]any{"identity": "feature-gone"}, &env)
+	u.call("start", map[string]any{"identity": "feature-kept"}, nil)
+	if err := os.RemoveAll(env.Path); err != nil {
+		t.Fatal(err)
+	}
+	var got report
+	for range 2 { // the check changes nothing
+		u.call("doctor", map[string]any{}, &got)
+		if status(got, "feature-gone") != "problem" || status(got, "state") != "ok" {
+			t.Errorf("doctor: %+v", got)
+		}
+	}
+	u.call("doctor_fix", map[string]any{}, &got)
+	if status(got, "feature-gone") != "fixed" {
+		t.Errorf("doctor_fix: %+v", got)
+	}
+	u.call("doctor", map[string]any{}, &got)
+	if s := status(got, "feature-gone"); s != "" {
+		t.Errorf("doctor after doctor_fix: %s: %+v", s, got)
+	}
+
+	db := u.dir + "/.git/apex/state.db"
+	for _, f := range []string{db, db + "-wal", db + "-shm"} {
+		os.Remove(f)
+	}
+	if err := os.WriteFile(db, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := u.call("list", map[string]any{}, nil)
+	if _, code, _ := message(res); !res.IsError || code != 3 {
+		t.Errorf("list with a damaged database: %v exit %d", res.IsError, code)
+	}
+	u.call("doctor", map[string]any{}, &got)
+	if len(got.Findings) != 1 || got.Findings[0].Status != "problem" || !strings.Contains(got.Findings[0].Detail, "damaged") {
+		t.Errorf("doctor of a damaged database: %+v", got)
+	}
+	u.call("doctor_fix", map[string]any{}, &got)
+	if status(got, "state") != "fixed" {
+		t.Errorf("doctor_fix of a damaged database: %+v", got)
+	}
+	var listed struct{ Envs []struct{ Identity string } }
+	u.call("list", map[string]any{}, &listed)
+	if len(listed.Envs) != 1 || listed.Envs[0].Identity != "feature-kept" {
+		t.Errorf("after the rebuild: %+v", listed)
 	}
 }
