@@ -99,6 +99,8 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /api/pool/drain", s.poolDrain)
 	mux.HandleFunc("GET /api/doctor", s.doctorCheck)
 	mux.HandleFunc("POST /api/doctor/fix", s.doctorFix)
+	mux.HandleFunc("GET /api/trash", s.trash)
+	mux.HandleFunc("POST /api/trash/{id}/restore", s.restore)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, exitcode.New(exitcode.NotFound, "no such endpoint: %s %s; GET /api/openapi.json lists them", r.Method, r.URL.Path), "")
 	})

@@ -151,3 +151,40 @@ func (s *server) doctor(w http.ResponseWriter, r *http.Request, fix bool) {
 	}
 	writeJSON(w, http.StatusOK, findings)
 }
+
+// trash answers what the trash holds, newest first, as `git apex restore
+// --list --json` prints it.
+func (s *server) trash(w http.ResponseWriter, r *http.Request) {
+	s.onRepo(w, r, func(svc *service.Service) (any, error) { return svc.Trash(r.Context()) })
+}
+
+// restoreBody is the body of POST /api/trash/{id}/restore.
+type restoreBody struct {
+	Branch string `json:"branch"` // the branch to make the env on instead of the entry's own
+}
+
+// restore makes the env of the path's {id} again from its latest trash
+// entry, as `git apex restore` does; 201 with what it made.
+func (s *server) restore(w http.ResponseWriter, r *http.Request) {
+	var body restoreBody
+	if err := decode(r, &body); err != nil && !isEmptyBody(err) {
+		writeError(w, err, "")
+		return
+	}
+	root, err := s.pick(r.Context(), r.URL.Query().Get("repository"), false)
+	if err != nil {
+		writeError(w, err, "")
+		return
+	}
+	var out *service.Restored
+	err = s.withService(r.Context(), root, func(svc *service.Service) error {
+		var err error
+		out, err = svc.Restore(r.Context(), r.PathValue("id"), service.RestoreOptions{Branch: body.Branch})
+		return err
+	})
+	if err != nil {
+		writeError(w, err, "id")
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
+}

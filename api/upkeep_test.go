@@ -241,3 +241,66 @@ func TestDoctor(t *testing.T) {
 	}
 	s.want(http.StatusBadRequest, "POST", "/api/doctor/fix", `{"colour": "red"}`, &e)
 }
+
+// TestTrashAndRestore: GET /api/trash and POST /api/trash/{id}/restore
+// are `git apex restore --list` and `restore <identity>`: the work a
+// forced removal discarded comes back in a new env of the identity,
+// refused while the identity is live (409) and once the trash holds
+// nothing of it (404).
+func TestTrashAndRestore(t *testing.T) {
+	s := startServer(t)
+	if destructive(t, "POST", "/api/trash/{id}/restore") || destructive(t, "GET", "/api/trash") {
+		t.Error("restore and the trash's list are marked destructive")
+	}
+	var wf workflow
+	s.want(http.StatusCreated, "POST", "/api/developer/workflows", map[string]any{"id": "feature-lost"}, &wf)
+	if err := os.WriteFile(filepath.Join(wf.WorktreePath, "work.txt"), []byte("unsaved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.want(http.StatusOK, "DELETE", "/api/developer/worktrees/feature-lost?force=true", nil, nil)
+	var entries []struct {
+		Identity, Path string
+		Files          int
+	}
+	s.want(http.StatusOK, "GET", "/api/trash", nil, &entries)
+	if len(entries) != 1 || entries[0].Identity != "feature-lost" || entries[0].Files != 1 {
+		t.Fatalf("the trash: %+v", entries)
+	}
+
+	var e apiError
+	s.want(http.StatusCreated, "POST", "/api/developer/workflows", map[string]any{"id": "feature-lost"}, nil)
+	s.want(http.StatusConflict, "POST", "/api/trash/feature-lost/restore", nil, &e)
+	if e.Error.Code != 3 || !strings.Contains(e.Error.Message, "names a live environment") {
+		t.Errorf("restore of a live identity: %+v", e)
+	}
+	s.want(http.StatusOK, "DELETE", "/api/developer/worktrees/feature-lost", nil, nil)
+
+	var restored struct {
+		Env             struct{ Identity, Path, Status string }
+		From            struct{ Identity string }
+		BranchRecreated bool `json:"branch_recreated"`
+	}
+	s.want(http.StatusCreated, "POST", "/api/trash/feature-lost/restore", nil, &restored)
+	if restored.Env.Identity != "feature-lost" || restored.Env.Status != "active" || restored.From.Identity != "feature-lost" {
+		t.Errorf("restore: %+v", restored)
+	}
+	if data, err := os.ReadFile(filepath.Join(restored.Env.Path, "work.txt")); err != nil || string(data) != "unsaved\n" {
+		t.Errorf("the work did not come back: %q %v", data, err)
+	}
+	s.want(http.StatusOK, "GET", "/api/trash", nil, &entries)
+	if len(entries) != 0 {
+		t.Errorf("the entry restored is still in the trash: %+v", entries)
+	}
+	s.want(http.StatusNotFound, "POST", "/api/trash/feature-lost/restore", map[string]any{}, &e)
+	if e.Error.Code != 7 || !strings.Contains(e.Error.Message, "the trash holds nothing of it") {
+		t.Errorf("a second restore: %+v", e)
+	}
+	s.want(http.StatusBadRequest, "POST", "/api/trash/not%20an%20identity/restore", nil, &e)
+	if e.Error.Field != "id" || e.Error.Code != 2 {
+		t.Errorf("a bad identity: %+v", e)
+	}
+	s.want(http.StatusBadRequest, "POST", "/api/trash/feature-lost/restore", map[string]any{"branch": "bad..name"}, &e)
+	if e.Error.Field != "branch" || e.Error.Code != 2 {
+		t.Errorf("a bad branch: %+v", e)
+	}
+}

@@ -114,6 +114,10 @@ func newServer(t *tools) *mcp.Server {
 	addRootTool(server, t, "doctor_fix", "Repair what doctor finds and is safe to repair (records of worktrees deleted, "+
 		"moved or switched by hand, crash leftovers, what a container planted, a damaged state database rebuilt from "+
 		"git), then report as doctor does.", destructive, t.doctor(true))
+	addTool(server, t, "trash", "What the trash holds, newest first: the uncommitted work forced removals and pool "+
+		"drains discarded.", readOnly, t.trash)
+	addTool(server, t, "restore", "Make the environment of an identity again from its latest trash entry, with every "+
+		"file as it was, and drop the entry; refused while the identity is live or its branch has moved.", additive, t.restore)
 	return server
 }
 

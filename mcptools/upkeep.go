@@ -7,6 +7,7 @@ import (
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/service"
 	"github.com/git-apex/git-apex/sweep"
+	"github.com/git-apex/git-apex/trash"
 )
 
 // The repository's upkeep, as the command line's gc, pool, doctor and
@@ -89,4 +90,25 @@ func (t *tools) doctor(fix bool) func(context.Context, string, Where) (DoctorOut
 		findings, err := service.Doctor(ctx, root, t.opts.Repo, fix)
 		return DoctorOutput{Findings: findings}, nil, err
 	}
+}
+
+// TrashOutput is the trash tool's answer: its entries, newest first.
+type TrashOutput struct {
+	Entries []trash.Entry `json:"entries"`
+}
+
+func (t *tools) trash(ctx context.Context, s *service.Service, _ Where) (TrashOutput, error) {
+	entries, err := s.Trash(ctx)
+	return TrashOutput{Entries: entries}, err
+}
+
+// RestoreInput is the restore tool's input.
+type RestoreInput struct {
+	Where
+	Identity string `json:"identity"`
+	Branch   string `json:"branch,omitempty"`
+}
+
+func (t *tools) restore(ctx context.Context, s *service.Service, in RestoreInput) (*service.Restored, error) {
+	return s.Restore(ctx, in.Identity, service.RestoreOptions{Branch: in.Branch})
 }

@@ -185,7 +185,9 @@ func TestDoctorTools(t *testing.T) {
 	if _, destructive := u.hints("doctor_fix"); !destructive {
 		t.Error("doctor_fix is not marked destructive")
 	}
-	type report struct{ Findings []struct{ Check, Status, Detail string } }
+	type report struct {
+		Findings []struct{ Check, Status, Detail string }
+	}
 	status := func(r report, check string) string {
 		for _, f := range r.Findings {
 			if f.Check == check {
@@ -239,5 +241,44 @@ func TestDoctorTools(t *testing.T) {
 	u.call("list", map[string]any{}, &listed)
 	if len(listed.Envs) != 1 || listed.Envs[0].Identity != "feature-kept" {
 		t.Errorf("after the rebuild: %+v", listed)
+	}
+}
+
+// TestTrashTools: trash lists the work a forced removal discarded and
+// restore brings it back in a new env of the identity, as `git apex
+// restore --list` and `restore <identity>` do; neither is destructive.
+func TestTrashTools(t *testing.T) {
+	u := newUpkeep(t)
+	if readOnly, _ := u.hints("trash"); !readOnly {
+		t.Error("trash is not read-only")
+	}
+	if _, destructive := u.hints("restore"); destructive {
+		t.Error("restore is marked destructive")
+	}
+	var env struct{ Path string }
+	u.call("start", map[string]any{"identity": "feature-lost"}, &env)
+	if err := os.WriteFile(env.Path+"/work.txt", []byte("unsaved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.call("remove", map[string]any{"identity": "feature-lost", "force": true}, nil)
+	var listed struct{ Entries []struct{ Identity string } }
+	u.call("trash", map[string]any{}, &listed)
+	if len(listed.Entries) != 1 || listed.Entries[0].Identity != "feature-lost" {
+		t.Fatalf("trash: %+v", listed)
+	}
+	var restored struct {
+		Env struct{ Identity, Path string }
+	}
+	u.call("restore", map[string]any{"identity": "feature-lost"}, &restored)
+	if data, err := os.ReadFile(restored.Env.Path + "/work.txt"); err != nil || string(data) != "unsaved\n" {
+		t.Errorf("the work did not come back: %+v %q %v", restored, data, err)
+	}
+	res := u.call("restore", map[string]any{"identity": "feature-lost"}, nil)
+	if text, code, _ := message(res); !res.IsError || code != 7 || !strings.Contains(text, "the trash holds nothing of it") {
+		t.Errorf("a second restore: %v exit %d: %s", res.IsError, code, text)
+	}
+	u.call("trash", map[string]any{}, &listed)
+	if len(listed.Entries) != 0 {
+		t.Errorf("the entry restored is still in the trash: %+v", listed)
 	}
 }
