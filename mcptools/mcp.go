@@ -103,7 +103,7 @@ func newServer(t *tools) *mcp.Server {
 		"trash entries, and with orphans find and repair what git and git-apex disagree on; dry_run only says what it "+
 		"would do.", destructive, t.gc)
 	addTool(server, t, "pool_status", "The warm pool's slots (detached worktrees kept ready), their commit and holder, "+
-		"and totals; slots whose holder died are reclaimed first (so not read-only).", additive, t.poolStatus)
+		"and totals, once the slots whose holder died are reclaimed (reset and made idle).", additive, t.poolStatus)
 	addTool(server, t, "pool_warm", "Make slots until the warm pool has size of them ([pool].size), then warm "+
 		"containers until each engine has containers idle ones ([pool].containers); answers the pool.", additive, t.poolWarm)
 	addTool(server, t, "pool_drain", "Remove the warm pool's idle slots (work changed by hand in one goes to the "+
