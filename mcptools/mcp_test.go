@@ -47,7 +47,7 @@ func TestAgentSession(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if strings.Join(names, " ") != "changes exec finish link list log remove start" {
+	if strings.Join(names, " ") != "changes doctor doctor_fix exec finish gc link list log pool_drain pool_status pool_warm remove restore start trash" {
 		t.Errorf("tools: %v", names)
 	}
 
