@@ -58,17 +58,17 @@ func testEnv(t *testing.T, home string) []string {
 
 // server is a running `git apex serve` and a client of it.
 type server struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	repo   string
-	env    []string
-	base   string // the URL requests go to
-	token  string
-	client *http.Client
-	socket string
-	exited chan struct{} // closed once the server has exited, with exitErr set
+	t       *testing.T
+	cmd     *exec.Cmd
+	repo    string
+	env     []string
+	base    string // the URL requests go to
+	token   string
+	client  *http.Client
+	socket  string
+	exited  chan struct{} // closed once the server has exited, with exitErr set
 	exitErr error
-	spec   routers.Router
+	spec    routers.Router
 }
 
 // startServer starts `git apex serve args...` in a new repository and
