@@ -376,7 +376,7 @@ func TestRunsCommandsOnHost(t *testing.T) {
 		"":                                  true, // the default is worktree
 		"[isolation]\ndefault = \"full\"\n": false,
 		"[isolation]\ndefault = \"full\"\nstrict = true\n":                                false,
-		"[isolation]\ndefault = \"full\"\n[isolation.overrides]\ntask = \"shared\"\n":  true,
+		"[isolation]\ndefault = \"full\"\n[isolation.overrides]\ntask = \"shared\"\n":     true,
 		"[isolation]\ndefault = \"full\"\n[workflow.scratch]\nisolation = \"worktree\"\n": true,
 		"[isolation]\ndefault = \"full\"\n[workflow.agent]\nisolation = \"full\"\n":       false,
 		"[isolation]\ndefault = \"worktree\"\n[workflow.agent]\nisolation = \"full\"\n":   true,
