@@ -32,7 +32,7 @@ type Options struct {
 	Parallelism int
 	Isolation   string // worktree, full, shared or auto (worktree when Parallelism > 1, else shared)
 	KeepFailed  bool
-	Strict      bool      // full isolation or nothing: no fallback to worktree
+	Strict      bool      // full isolation or nothing: no fallback to worktree, no engine left out
 	Results     io.Writer // one JSON line per finished task
 	Progress    io.Writer // progress and the summary
 	ProgressTTY bool      // Progress is a terminal: keep one progress line
@@ -42,6 +42,10 @@ type Options struct {
 	// running Parallelism at once (see fleet); none: the repository's
 	// own engine, for full isolation.
 	Engines []string
+	// Fallback lets a batch that asks for full isolation fall back to
+	// worktree slots when no container can be had: the tasks' commands
+	// then run on the host. Without it such a batch fails (exit 6).
+	Fallback bool
 }
 
 // The statuses of a Result: what became of the task.
@@ -134,7 +138,7 @@ func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Re
 		r.fleet, mode = f, "full"
 	case mode == "full":
 		var err error
-		if mode, err = fullOrFallback(ctx, home, opts.Strict); err != nil {
+		if mode, err = fullOrFallback(ctx, home, opts.Strict, opts.Fallback); err != nil {
 			return nil, err
 		}
 	}
@@ -226,10 +230,13 @@ func (r *runner) width() int {
 }
 
 // fullOrFallback is the mode of a batch that asks for full isolation:
-// full when the runtime and the image are there; else, as start does,
-// worktree with a warning, or exit 6 when strict (the flag, or the
-// policy's [isolation].strict).
-func fullOrFallback(ctx context.Context, home *repo.Repo, strict bool) (string, error) {
+// full when the runtime and the image are there; else, only with
+// fallback, worktree with a warning. Without fallback, or when strict
+// (the flag, or the policy's [isolation].strict), it fails with exit 6:
+// the tasks' commands, asked to run in containers, would run on the host,
+// where a policy commit naming an image that cannot be had would send the
+// repository's own scripts.
+func fullOrFallback(ctx context.Context, home *repo.Repo, strict, fallback bool) (string, error) {
 	pol, err := home.Policy()
 	if err != nil {
 		return "", err
@@ -243,8 +250,10 @@ func fullOrFallback(ctx context.Context, home *repo.Repo, strict bool) (string, 
 		return "full", nil
 	case strict || pol.Isolation.Strict:
 		return "", exitcode.New(exitcode.Runtime, "cannot run the batch in full isolation: %s; strict mode forbids falling back", reason)
+	case !fallback:
+		return "", exitcode.New(exitcode.Runtime, "cannot run the batch in full isolation: %s; nothing was run: the tasks' commands would run on the host instead, in worktree slots: fix the container, or pass --fallback to run them there", reason)
 	}
-	home.Warnf("the batch asked for full isolation but gets worktree: %s", reason)
+	home.Warnf("the batch asked for full isolation but gets worktree (--fallback): %s; the tasks' commands run on the host", reason)
 	return "worktree", nil
 }
 
