@@ -148,7 +148,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	var b Result
 	if copied {
 		b.Files, b.Conflicts, err = s.copied().Place(files)
-		planted.Placed(ctx, s.r, s.identity, s.worktree, s.dir, files.Placed())
+		planted.Placed(ctx, s.r, s.identity, s.worktree, s.start, s.dir, files.Placed())
 		if err != nil {
 			s.report(b)
 			return b, fmt.Errorf("cannot bring back the container's files: %w", err)

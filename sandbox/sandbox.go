@@ -67,6 +67,7 @@ type Sandbox struct {
 	identity string // the env's, or the batch task's
 	worktree string // the worktree the container works in
 	ref      string // what comes back: refs/heads/<branch>, or HEAD when detached
+	start    string // the env's start commit (state.Env.StartCommit); "": none, a batch task's
 	port     int    // the first of the env's port block, published with a bridge network; 0: none
 	engine   *Engine
 	pin      string // the record of the engine its env was made on (state.Env.Engine); "": none
@@ -142,7 +143,7 @@ func For(r *repo.Repo, identity, worktree, branch string) *Sandbox {
 // was made on.
 func OfEnv(r *repo.Repo, env *state.Env) *Sandbox {
 	s := For(r, env.Identity, env.Path, env.Branch).WithPorts(env.Metadata[state.PortKey])
-	s.pin = env.Engine
+	s.pin, s.start = env.Engine, env.StartCommit
 	return s
 }
 
