@@ -55,7 +55,9 @@ import (
 // it names. So a full env's submodules are not initialised, their
 // directories are empty and read-only inside the container, and commits
 // from the container that add a submodule elsewhere are kept aside, not
-// brought onto the branch.
+// brought onto the branch. A mounted worktree takes submodules at its top
+// only (refuseNested): the directory above a deeper one can be renamed,
+// its mount with it.
 
 // gitDirInside is where a container sees its env's private git directory.
 const gitDirInside = "/git-apex/gitdir"
