@@ -166,7 +166,7 @@ func asksFull(pol *policy.Policy) bool {
 // repositories, .git entries and git directories its container planted
 // anywhere, in tracked, ignored and untracked directories
 // (planted.Anywhere), but the git directories the repository
-// commits: a problem, which fix removes (planted.Remove: a git
+// commits as they are in the env's start commit: a problem, which fix removes (planted.Remove: a git
 // directory's own entries, following no link). Which are committed comes
 // from one git ls-files, where git may run (else every git directory
 // counts).
@@ -178,7 +178,7 @@ func (d *Doctor) checkPlanted(ctx context.Context, envs []*state.Env, fix bool) 
 		}
 		found := planted.Anywhere(e.Path)
 		if len(found) > 0 && heal.CheckGitfile(d.r, e) == nil {
-			found = planted.NotCommitted(ctx, d.r.Git, e.Path, found)
+			found = planted.NotCommitted(ctx, d.r.Git, e.Path, e.StartCommit, found)
 		}
 		switch {
 		case len(found) == 0:
