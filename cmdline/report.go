@@ -45,6 +45,9 @@ func RemovalNotes(res *service.Removal) []string {
 		notes = append(notes, fmt.Sprintf("discarded %s of uncommitted work into the trash%s; undo with `git apex restore %s`",
 			words.Count(res.Trash.Files, "file"), NotKept(res.Trash), e.Identity))
 	}
+	if res.Unkept != nil {
+		notes = append(notes, fmt.Sprintf("deleted what the trash cannot keep (--force --force), which restore does not bring back: %s", res.Unkept))
+	}
 	return notes
 }
 

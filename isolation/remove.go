@@ -28,6 +28,10 @@ type RemoveOptions struct {
 	DeleteBranch bool   // delete the env's branch too
 	Cwd          string // the caller's directory: the env holding it is kept unless Force
 	Kill         bool   // end the processes that use the worktree, instead of refusing
+	// DeleteUnkept, with Force (`--force --force`), deletes what the trash
+	// cannot keep too (Unkept): nested repositories, changes inside
+	// submodules, submodule commits held nowhere else.
+	DeleteUnkept bool
 
 	// BranchMerged says the caller (a sweep) found the branch merged into
 	// its base, so deleting it loses nothing and needs no further check.
@@ -50,6 +54,8 @@ type RemoveResult struct {
 	// Trash is where a forced removal kept the uncommitted work it
 	// discarded (`git apex restore` brings it back); nil when there was none.
 	Trash *trash.Entry
+	// Unkept is what DeleteUnkept let the removal delete unkept.
+	Unkept Unkept
 }
 
 // Remove deletes an env's worktree and marks it destroyed, dropping the
@@ -59,7 +65,8 @@ type RemoveResult struct {
 // refuses a locked worktree, the worktree holding the caller's directory,
 // and, unless forced, uncommitted changes or untracked files, commits
 // that no branch or remote holds, and (with DeleteBranch) branch commits
-// found nowhere else. The branch is kept unless DeleteBranch. A shared
+// found nowhere else; unless forced twice (DeleteUnkept), what the trash
+// cannot keep (Unkept). The branch is kept unless DeleteBranch. A shared
 // env is only marked destroyed; the main checkout is never touched.
 func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOptions) (*RemoveResult, error) {
 	lk, env, _, err := m.r.LockedEnv(ctx, identity)
@@ -144,6 +151,16 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 				}
 			}
 		}
+		// What the trash cannot keep is deleted only when said twice, as
+		// git clean deletes a nested repository only with -ff.
+		unkept, err := FindUnkept(ctx, lk, wt.Path, env.Contained())
+		if err != nil {
+			return nil, err
+		}
+		if !unkept.Empty() && !(opts.Force && opts.DeleteUnkept) {
+			return nil, refuse("it holds what the trash cannot keep: %s; commit and push them, or move them out, or run `git apex remove --force --force %s` to delete them too", unkept, identity)
+		}
+		res.Unkept = unkept
 		if err := sandbox.CheckRemovable(ctx, m.r, env); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,218 @@
+package isolation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/repo"
+)
+
+// Unkept is what a removal would delete with an env's worktree that the
+// trash cannot keep: the trash keeps the superproject's files as git
+// objects of the main repository, and only the commit a submodule has
+// checked out (as its gitlink), never what is inside a repository of its
+// own.
+type Unkept struct {
+	// Nested are the untracked nested repositories, as dir/: git records
+	// only the commit one has checked out, and runs nothing inside one.
+	Nested []string `json:"nested,omitempty"`
+	// DirtySubmodules are the submodules whose own working tree has
+	// changes or untracked files.
+	DirtySubmodules []string `json:"dirty_submodules,omitempty"`
+	// SubmoduleCommits name the submodules whose git directory (under
+	// the env's, deleted with the worktree) holds commits that neither
+	// the main repository's git directory of that submodule nor the
+	// submodule's remote-tracking refs hold, with what holds them there:
+	// "lib (HEAD 1a2b3c4, branch work)".
+	SubmoduleCommits []string `json:"submodule_commits,omitempty"`
+}
+
+// Empty reports whether nothing would be lost.
+func (u Unkept) Empty() bool {
+	return len(u.Nested)+len(u.DirtySubmodules)+len(u.SubmoduleCommits) == 0
+}
+
+// String names every part: "the nested repository dep/; changes inside
+// submodule lib; commits of submodule lib (HEAD 1a2b3c4) that ...".
+func (u Unkept) String() string {
+	var parts []string
+	if len(u.Nested) > 0 {
+		parts = append(parts, plural(len(u.Nested), "the nested repository ", "the nested repositories ")+strings.Join(u.Nested, ", "))
+	}
+	if len(u.DirtySubmodules) > 0 {
+		parts = append(parts, "changes or untracked files inside "+plural(len(u.DirtySubmodules), "submodule ", "submodules ")+strings.Join(u.DirtySubmodules, ", "))
+	}
+	if len(u.SubmoduleCommits) > 0 {
+		parts = append(parts, "commits of "+plural(len(u.SubmoduleCommits), "submodule ", "submodules ")+strings.Join(u.SubmoduleCommits, ", ")+
+			" that neither the main repository's copy of the submodule nor its remote holds")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// FindUnkept reads what a removal of the worktree at dir would delete
+// that the trash cannot keep. A full env's (contained) submodules are
+// never initialised and git is not run inside them: only its nested
+// repositories are looked for, as the trash looks for them.
+func FindUnkept(ctx context.Context, lk *gitx.Locked, dir string, contained bool) (Unkept, error) {
+	var u Unkept
+	untracked, err := lk.Run(ctx, dir, nil, "ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return u, err
+	}
+	for _, p := range strings.Split(untracked, "\x00") {
+		if strings.HasSuffix(p, "/") { // git lists a nested repository as a directory
+			u.Nested = append(u.Nested, p)
+		}
+	}
+	if contained {
+		return u, nil
+	}
+	if u.DirtySubmodules, err = dirtySubmodules(ctx, lk, dir); err != nil {
+		return u, err
+	}
+	admin, err := lk.Run(ctx, dir, nil, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return u, err
+	}
+	admin = strings.TrimSpace(admin)
+	if admin == lk.CommonDir { // the main checkout: its submodules are the main repository's own
+		return u, nil
+	}
+	for _, gitDir := range submoduleGitDirs(filepath.Join(admin, "modules")) {
+		rel, err := filepath.Rel(admin, gitDir)
+		if err != nil {
+			return u, err
+		}
+		tips, err := unheldTips(ctx, lk, gitDir, filepath.Join(lk.CommonDir, rel))
+		if err != nil {
+			return u, fmt.Errorf("cannot read the git directory %s of a submodule: %w", gitDir, err)
+		}
+		if len(tips) > 0 {
+			name := strings.ReplaceAll(strings.TrimPrefix(filepath.ToSlash(rel), "modules/"), "/modules/", "/")
+			u.SubmoduleCommits = append(u.SubmoduleCommits, name+" ("+strings.Join(tips, ", ")+")")
+		}
+	}
+	return u, nil
+}
+
+// dirtySubmodules lists the submodules of the worktree at dir whose own
+// working tree has changes or untracked files, as git status reports them
+// (nested submodules count for the one that holds them).
+func dirtySubmodules(ctx context.Context, lk *gitx.Locked, dir string) ([]string, error) {
+	out, err := lk.Run(ctx, dir, nil, "status", "--porcelain=v2", "-z", "--untracked-files=normal", "--ignore-submodules=none")
+	if err != nil {
+		return nil, err
+	}
+	var dirty []string
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if !strings.HasPrefix(f, "1 ") && !strings.HasPrefix(f, "2 ") {
+			continue
+		}
+		// 1 XY sub mH mI mW hH hI path; 2 XY sub mH mI mW hH hI Xscore path, then the source path.
+		n := 9
+		if f[0] == '2' {
+			n, i = 10, i+1
+		}
+		parts := strings.SplitN(f, " ", n)
+		if len(parts) == n && len(parts[2]) == 4 && parts[2][0] == 'S' && (parts[2][2] == 'M' || parts[2][3] == 'U') {
+			dirty = append(dirty, parts[n-1])
+		}
+	}
+	return dirty, nil
+}
+
+// submoduleGitDirs lists the git directories under root (an env's
+// modules/ directory), nested submodules' (under a git directory's own
+// modules/) included. A submodule's name may hold slashes, so every
+// directory that is not a git directory is looked into.
+func submoduleGitDirs(root string) []string {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, e := range entries {
+		p := filepath.Join(root, e.Name())
+		if !e.IsDir() {
+			continue
+		}
+		if hostpath.Exists(filepath.Join(p, "HEAD")) && hostpath.Exists(filepath.Join(p, "objects")) {
+			dirs = append(dirs, p)
+			dirs = append(dirs, submoduleGitDirs(filepath.Join(p, "modules"))...)
+		} else {
+			dirs = append(dirs, submoduleGitDirs(p)...)
+		}
+	}
+	return dirs
+}
+
+// unheldTips names the HEAD and refs (but remote-tracking ones) of the
+// submodule git directory gitDir whose commits its remote-tracking refs
+// do not hold and the git directory mainDir (the main repository's of
+// the same submodule, which may not exist) does not hold from any ref:
+// "HEAD 1a2b3c4", "branch work".
+func unheldTips(ctx context.Context, lk *gitx.Locked, gitDir, mainDir string) ([]string, error) {
+	in := func(dir string, args ...string) (string, error) {
+		return lk.Run(ctx, lk.CommonDir, nil, append([]string{"--git-dir=" + dir}, args...)...)
+	}
+	refs, err := in(gitDir, "for-each-ref", "--format=%(objectname) %(refname)")
+	if err != nil {
+		return nil, err
+	}
+	type tip struct{ hash, name string }
+	var tips []tip
+	if head, err := in(gitDir, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err == nil {
+		tips = append(tips, tip{strings.TrimSpace(head), "HEAD " + repo.Short(strings.TrimSpace(head))})
+	}
+	for _, line := range strings.Split(strings.TrimSpace(refs), "\n") {
+		hash, ref, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(ref, "refs/remotes/") {
+			continue
+		}
+		name := ref
+		switch {
+		case strings.HasPrefix(ref, "refs/heads/"):
+			name = "branch " + strings.TrimPrefix(ref, "refs/heads/")
+		case strings.HasPrefix(ref, "refs/tags/"):
+			name = "tag " + strings.TrimPrefix(ref, "refs/tags/")
+		}
+		tips = append(tips, tip{hash, name})
+	}
+	mainExists := hostpath.Exists(filepath.Join(mainDir, "HEAD"))
+	held := map[string]bool{}
+	var unheld []string
+	for _, t := range tips {
+		ok, seen := held[t.hash]
+		if !seen {
+			out, err := in(gitDir, "rev-list", "-n", "1", t.hash, "--not", "--remotes")
+			if err != nil {
+				return nil, err
+			}
+			ok = strings.TrimSpace(out) == ""
+			if !ok && mainExists {
+				// A commit the main repository's copy lacks is an error here.
+				out, err := in(mainDir, "rev-list", "-n", "1", t.hash, "--not", "--all")
+				ok = err == nil && strings.TrimSpace(out) == ""
+			}
+			held[t.hash] = ok
+		}
+		if !ok {
+			unheld = append(unheld, t.name)
+		}
+	}
+	return unheld, nil
+}
