@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
@@ -90,12 +91,16 @@ func FindUnkept(ctx context.Context, lk *gitx.Locked, dir string, contained bool
 	if admin == lk.CommonDir { // the main checkout: its submodules are the main repository's own
 		return u, nil
 	}
+	recorded, err := gitlinks(ctx, lk, dir)
+	if err != nil {
+		return u, err
+	}
 	for _, gitDir := range submoduleGitDirs(filepath.Join(admin, "modules")) {
 		rel, err := filepath.Rel(admin, gitDir)
 		if err != nil {
 			return u, err
 		}
-		tips, err := unheldTips(ctx, lk, gitDir, filepath.Join(lk.CommonDir, rel))
+		tips, err := unheldTips(ctx, lk, gitDir, filepath.Join(lk.CommonDir, rel), recorded[submodulePath(ctx, lk, gitDir, dir)])
 		if err != nil {
 			return u, fmt.Errorf("cannot read the git directory %s of a submodule: %w", gitDir, err)
 		}
@@ -160,12 +165,56 @@ func submoduleGitDirs(root string) []string {
 	return dirs
 }
 
+// gitlinks reads the commits the worktree at dir records for its
+// submodules, in its HEAD and in its index, by path: those a branch
+// points at once committed, though the submodule has moved on since.
+func gitlinks(ctx context.Context, lk *gitx.Locked, dir string) (map[string][]string, error) {
+	links := map[string][]string{}
+	add := func(out string, field int) {
+		for _, entry := range strings.Split(out, "\x00") {
+			meta, path, ok := strings.Cut(entry, "\t")
+			if f := strings.Fields(meta); ok && len(f) > field && f[0] == "160000" && !slices.Contains(links[path], f[field]) {
+				links[path] = append(links[path], f[field])
+			}
+		}
+	}
+	index, err := lk.Run(ctx, dir, nil, "ls-files", "-s", "-z")
+	if err != nil {
+		return nil, err
+	}
+	add(index, 1) // 160000 <commit> <stage>\t<path>
+	if head, err := lk.Run(ctx, dir, nil, "ls-tree", "-r", "-z", "HEAD"); err == nil {
+		add(head, 2) // 160000 commit <commit>\t<path>
+	}
+	return links, nil
+}
+
+// submodulePath is the path, relative to the worktree at dir and
+// slash-separated, of the working tree of the submodule git directory
+// gitDir (its core.worktree, relative to it); "" when it has none.
+func submodulePath(ctx context.Context, lk *gitx.Locked, gitDir, dir string) string {
+	out, err := lk.Run(ctx, lk.CommonDir, nil, "--git-dir="+gitDir, "config", "--get", "core.worktree")
+	if err != nil || strings.TrimSpace(out) == "" {
+		return ""
+	}
+	wt := strings.TrimSpace(out)
+	if !filepath.IsAbs(wt) {
+		wt = filepath.Join(gitDir, wt)
+	}
+	rel, err := filepath.Rel(dir, wt)
+	if err != nil {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
 // unheldTips names the HEAD and refs (but remote-tracking ones) of the
-// submodule git directory gitDir whose commits its remote-tracking refs
-// do not hold and the git directory mainDir (the main repository's of
-// the same submodule, which may not exist) does not hold from any ref:
-// "HEAD 1a2b3c4", "branch work".
-func unheldTips(ctx context.Context, lk *gitx.Locked, gitDir, mainDir string) ([]string, error) {
+// submodule git directory gitDir, and the commits of recorded it has
+// (those the superproject records for it), whose commits its
+// remote-tracking refs do not hold and the git directory mainDir (the
+// main repository's of the same submodule, which may not exist) does not
+// hold from any ref: "HEAD 1a2b3c4", "branch work", "recorded 5d6e7f8".
+func unheldTips(ctx context.Context, lk *gitx.Locked, gitDir, mainDir string, recorded []string) ([]string, error) {
 	in := func(dir string, args ...string) (string, error) {
 		return lk.Run(ctx, lk.CommonDir, nil, append([]string{"--git-dir=" + dir}, args...)...)
 	}
@@ -191,6 +240,14 @@ func unheldTips(ctx context.Context, lk *gitx.Locked, gitDir, mainDir string) ([
 			name = "tag " + strings.TrimPrefix(ref, "refs/tags/")
 		}
 		tips = append(tips, tip{hash, name})
+	}
+	for _, commit := range recorded {
+		if slices.ContainsFunc(tips, func(t tip) bool { return t.hash == commit }) {
+			continue
+		}
+		if _, err := in(gitDir, "cat-file", "-e", commit+"^{commit}"); err == nil { // one it never had is not lost with it
+			tips = append(tips, tip{commit, "recorded " + repo.Short(commit)})
+		}
 	}
 	mainExists := hostpath.Exists(filepath.Join(mainDir, "HEAD"))
 	held := map[string]bool{}
