@@ -80,9 +80,6 @@ func FindUnkept(ctx context.Context, lk *gitx.Locked, dir string, contained bool
 	if contained {
 		return u, nil
 	}
-	if u.DirtySubmodules, err = dirtySubmodules(ctx, lk, dir); err != nil {
-		return u, err
-	}
 	admin, err := lk.Run(ctx, dir, nil, "rev-parse", "--absolute-git-dir")
 	if err != nil {
 		return u, err
@@ -91,11 +88,20 @@ func FindUnkept(ctx context.Context, lk *gitx.Locked, dir string, contained bool
 	if admin == lk.CommonDir { // the main checkout: its submodules are the main repository's own
 		return u, nil
 	}
+	// git gives a submodule it initialises in a worktree its git directory
+	// there: with none, no submodule has changes or commits to lose.
+	gitDirs := submoduleGitDirs(filepath.Join(admin, "modules"))
+	if len(gitDirs) == 0 {
+		return u, nil
+	}
+	if u.DirtySubmodules, err = dirtySubmodules(ctx, lk, dir); err != nil {
+		return u, err
+	}
 	recorded, err := gitlinks(ctx, lk, dir)
 	if err != nil {
 		return u, err
 	}
-	for _, gitDir := range submoduleGitDirs(filepath.Join(admin, "modules")) {
+	for _, gitDir := range gitDirs {
 		rel, err := filepath.Rel(admin, gitDir)
 		if err != nil {
 			return u, err
