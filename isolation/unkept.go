@@ -107,8 +107,8 @@ func FindUnkept(ctx context.Context, lk *gitx.Locked, dir string, contained bool
 			return u, err
 		}
 		tips, err := unheldTips(ctx, lk, gitDir, filepath.Join(lk.CommonDir, rel), recorded[submodulePath(ctx, lk, gitDir, dir)])
-		if err != nil {
-			return u, fmt.Errorf("cannot read the git directory %s of a submodule: %w", gitDir, err)
+		if err != nil { // what cannot be read cannot be found held
+			tips = []string{fmt.Sprintf("its git directory %s cannot be read: %v", gitDir, err)}
 		}
 		if len(tips) > 0 {
 			name := strings.ReplaceAll(strings.TrimPrefix(filepath.ToSlash(rel), "modules/"), "/modules/", "/")
