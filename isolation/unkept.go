@@ -31,6 +31,32 @@ type Unkept struct {
 	// submodule's remote-tracking refs hold, with what holds them there:
 	// "lib (HEAD 1a2b3c4, branch work)".
 	SubmoduleCommits []string `json:"submodule_commits,omitempty"`
+
+	// commits are SubmoduleCommits as found: where they are and what
+	// holds them, for KeepSubmoduleCommits.
+	commits []submoduleCommits
+}
+
+// submoduleCommits are the commits found nowhere else of one submodule
+// git directory.
+type submoduleCommits struct {
+	name    string // the submodule's name: lib
+	gitDir  string // the env's git directory of it, deleted with the worktree
+	mainDir string // the main repository's git directory of it ("" when there is none)
+	tips    []tip  // what holds them there
+}
+
+// tip is a commit of a submodule git directory and what holds it there:
+// "HEAD 1a2b3c4", "branch work", "recorded 5d6e7f8".
+type tip struct{ hash, name string }
+
+// names are the names of tips.
+func names(tips []tip) []string {
+	out := make([]string, len(tips))
+	for i, t := range tips {
+		out[i] = t.name
+	}
+	return out
 }
 
 // Empty reports whether nothing would be lost.
@@ -106,13 +132,17 @@ func FindUnkept(ctx context.Context, lk *gitx.Locked, dir string, contained bool
 		if err != nil {
 			return u, err
 		}
-		tips, err := unheldTips(ctx, lk, gitDir, filepath.Join(lk.CommonDir, rel), recorded[submodulePath(ctx, lk, gitDir, dir)])
-		if err != nil { // what cannot be read cannot be found held
-			tips = []string{fmt.Sprintf("its git directory %s cannot be read: %v", gitDir, err)}
+		work := submoduleCommits{name: strings.ReplaceAll(strings.TrimPrefix(filepath.ToSlash(rel), "modules/"), "/modules/", "/"), gitDir: gitDir}
+		if mainDir := filepath.Join(lk.CommonDir, rel); hostpath.Exists(filepath.Join(mainDir, "HEAD")) {
+			work.mainDir = mainDir
 		}
-		if len(tips) > 0 {
-			name := strings.ReplaceAll(strings.TrimPrefix(filepath.ToSlash(rel), "modules/"), "/modules/", "/")
-			u.SubmoduleCommits = append(u.SubmoduleCommits, name+" ("+strings.Join(tips, ", ")+")")
+		tips, err := unheldTips(ctx, lk, gitDir, work.mainDir, recorded[submodulePath(ctx, lk, gitDir, dir)])
+		if err != nil { // what cannot be read cannot be found held, nor kept
+			u.SubmoduleCommits = append(u.SubmoduleCommits, fmt.Sprintf("%s (its git directory %s cannot be read: %v)", work.name, gitDir, err))
+		} else if len(tips) > 0 {
+			work.tips = tips
+			u.commits = append(u.commits, work)
+			u.SubmoduleCommits = append(u.SubmoduleCommits, work.name+" ("+strings.Join(names(tips), ", ")+")")
 		}
 	}
 	return u, nil
@@ -214,13 +244,13 @@ func submodulePath(ctx context.Context, lk *gitx.Locked, gitDir, dir string) str
 	return filepath.ToSlash(rel)
 }
 
-// unheldTips names the HEAD and refs (but remote-tracking ones) of the
+// unheldTips returns the HEAD and refs (but remote-tracking ones) of the
 // submodule git directory gitDir, and the commits of recorded it has
 // (those the superproject records for it), whose commits its
 // remote-tracking refs do not hold and the git directory mainDir (the
-// main repository's of the same submodule, which may not exist) does not
-// hold from any ref: "HEAD 1a2b3c4", "branch work", "recorded 5d6e7f8".
-func unheldTips(ctx context.Context, lk *gitx.Locked, gitDir, mainDir string, recorded []string) ([]string, error) {
+// main repository's of the same submodule, "" when there is none) does
+// not hold from any ref.
+func unheldTips(ctx context.Context, lk *gitx.Locked, gitDir, mainDir string, recorded []string) ([]tip, error) {
 	in := func(dir string, args ...string) (string, error) {
 		return lk.Run(ctx, lk.CommonDir, nil, append([]string{"--git-dir=" + dir}, args...)...)
 	}
@@ -228,7 +258,6 @@ func unheldTips(ctx context.Context, lk *gitx.Locked, gitDir, mainDir string, re
 	if err != nil {
 		return nil, err
 	}
-	type tip struct{ hash, name string }
 	var tips []tip
 	if head, err := in(gitDir, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err == nil {
 		tips = append(tips, tip{strings.TrimSpace(head), "HEAD " + repo.Short(strings.TrimSpace(head))})
@@ -255,9 +284,8 @@ func unheldTips(ctx context.Context, lk *gitx.Locked, gitDir, mainDir string, re
 			tips = append(tips, tip{commit, "recorded " + repo.Short(commit)})
 		}
 	}
-	mainExists := hostpath.Exists(filepath.Join(mainDir, "HEAD"))
 	held := map[string]bool{}
-	var unheld []string
+	var unheld []tip
 	for _, t := range tips {
 		ok, seen := held[t.hash]
 		if !seen {
@@ -266,7 +294,7 @@ func unheldTips(ctx context.Context, lk *gitx.Locked, gitDir, mainDir string, re
 				return nil, err
 			}
 			ok = strings.TrimSpace(out) == ""
-			if !ok && mainExists {
+			if !ok && mainDir != "" {
 				// A commit the main repository's copy lacks is an error here.
 				out, err := in(mainDir, "rev-list", "-n", "1", t.hash, "--not", "--all")
 				ok = err == nil && strings.TrimSpace(out) == ""
@@ -274,7 +302,7 @@ func unheldTips(ctx context.Context, lk *gitx.Locked, gitDir, mainDir string, re
 			held[t.hash] = ok
 		}
 		if !ok {
-			unheld = append(unheld, t.name)
+			unheld = append(unheld, t)
 		}
 	}
 	return unheld, nil
