@@ -56,6 +56,9 @@ type RemoveResult struct {
 	Trash *trash.Entry
 	// Unkept is what DeleteUnkept let the removal delete unkept.
 	Unkept Unkept
+	// KeptCommits are the submodule commits that a forced removal kept
+	// in the main repository's copies of the submodules.
+	KeptCommits []KeptCommits
 }
 
 // Remove deletes an env's worktree and marks it destroyed, dropping the
@@ -126,6 +129,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		return nil, refuse("%s is no longer a git worktree; look inside it, move it away, then run `git apex list` to heal the record", env.Path)
 	}
 	var users []hostexec.Process
+	var unkept Unkept // what the trash cannot keep
 	if removeTree {
 		switch {
 		case wt.Path == worktrees[0].Path:
@@ -153,14 +157,19 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 		// What the trash cannot keep is deleted only when said twice, as
 		// git clean deletes a nested repository only with -ff.
-		unkept, err := FindUnkept(ctx, lk, wt.Path, env.Contained())
-		if err != nil {
+		if unkept, err = FindUnkept(ctx, lk, wt.Path, env.Contained()); err != nil {
 			return nil, err
 		}
-		if !unkept.Empty() && !(opts.Force && opts.DeleteUnkept) {
+		// Forced, submodule commits are kept where the main repository
+		// has the submodule (below); the rest only twice.
+		left := unkept.Unkeepable()
+		switch {
+		case !left.Empty() && !(opts.Force && opts.DeleteUnkept):
 			return nil, refuse("it holds what the trash cannot keep: %s; commit and push them, or move them out, or run `git apex remove --force --force %s` to delete them too", unkept, identity)
+		case !unkept.Empty() && !opts.Force:
+			return nil, refuse("it holds %s; push them, or run %s to keep them in the main repository's copy of the submodule (under %s) and remove it", unkept, forceHint, keptPrefix+identity+"/")
 		}
-		res.Unkept = unkept
+		res.Unkept = left
 		if err := sandbox.CheckRemovable(ctx, m.r, env); err != nil {
 			return nil, err
 		}
@@ -229,6 +238,11 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 		if err := sandbox.DisarmForRemoval(ctx, m.r, env, opts.Force); err != nil {
 			return nil, err
+		}
+		if opts.Force {
+			if res.KeptCommits, err = KeepSubmoduleCommits(ctx, lk, unkept, identity, m.r.Store.Now()); err != nil {
+				return nil, exitcode.New(exitcode.Refused, "%v, so nothing was deleted; push them, then retry", err)
+			}
 		}
 		// Unforced, the tree is clean: only ignored files that
 		// [trash].keep_ignored names are kept.

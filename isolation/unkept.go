@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostpath"
@@ -44,6 +45,7 @@ type submoduleCommits struct {
 	gitDir  string // the env's git directory of it, deleted with the worktree
 	mainDir string // the main repository's git directory of it ("" when there is none)
 	tips    []tip  // what holds them there
+	said    string // its part of SubmoduleCommits
 }
 
 // tip is a commit of a submodule git directory and what holds it there:
@@ -79,6 +81,60 @@ func (u Unkept) String() string {
 			" that neither the main repository's copy of the submodule nor its remote holds")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Unkeepable is u less the submodule commits that KeepSubmoduleCommits
+// can keep (those of submodules the main repository has a git directory
+// of): what a forced removal would still delete unkept.
+func (u Unkept) Unkeepable() Unkept {
+	left := Unkept{Nested: u.Nested, DirtySubmodules: u.DirtySubmodules}
+	for _, said := range u.SubmoduleCommits {
+		if !slices.ContainsFunc(u.commits, func(w submoduleCommits) bool { return w.said == said && w.mainDir != "" }) {
+			left.SubmoduleCommits = append(left.SubmoduleCommits, said)
+		}
+	}
+	return left
+}
+
+// KeptCommits says where a forced removal kept the commits of a
+// submodule that only the env's git directory of it held: in the main
+// repository's git directory of the submodule, one ref per commit.
+type KeptCommits struct {
+	Submodule string   `json:"submodule"` // its name: lib
+	GitDir    string   `json:"git_dir"`   // the main repository's git directory of it
+	Refs      []string `json:"refs"`      // refs/apex/kept/<identity>/<unix ms>/<n>, one per commit
+	Held      []string `json:"held"`      // what held each in the env: "HEAD 1a2b3c4", "branch work"
+}
+
+// keptPrefix is where KeepSubmoduleCommits puts the commits it keeps, in
+// the main repository's git directory of a submodule. They are not
+// trash entries: nothing expires them.
+const keptPrefix = "refs/apex/kept/"
+
+// KeepSubmoduleCommits fetches the submodule commits of u that only the
+// env's git directories hold into the main repository's git directory of
+// each submodule (those of submodules it has none of stay unkept: see
+// Unkeepable), under refs/apex/kept/<identity>/<unix ms of now>/<n>,
+// running no hooks, and says where.
+func KeepSubmoduleCommits(ctx context.Context, lk *gitx.Locked, u Unkept, identity string, now time.Time) ([]KeptCommits, error) {
+	var kept []KeptCommits
+	for _, w := range u.commits {
+		if w.mainDir == "" {
+			continue
+		}
+		k := KeptCommits{Submodule: w.name, GitDir: w.mainDir, Held: names(w.tips)}
+		args := []string{"--git-dir=" + w.mainDir, "-c", "core.hooksPath=" + os.DevNull, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", w.gitDir}
+		for i, t := range w.tips {
+			ref := fmt.Sprintf("%s%s/%d/%d", keptPrefix, identity, now.UnixMilli(), i+1)
+			k.Refs = append(k.Refs, ref)
+			args = append(args, t.hash+":"+ref)
+		}
+		if _, err := lk.Run(ctx, lk.CommonDir, nil, args...); err != nil {
+			return kept, fmt.Errorf("cannot keep the commits of submodule %s in %s: %w", w.name, w.mainDir, err)
+		}
+		kept = append(kept, k)
+	}
+	return kept, nil
 }
 
 func plural(n int, one, many string) string {
@@ -140,9 +196,9 @@ func FindUnkept(ctx context.Context, lk *gitx.Locked, dir string, contained bool
 		if err != nil { // what cannot be read cannot be found held, nor kept
 			u.SubmoduleCommits = append(u.SubmoduleCommits, fmt.Sprintf("%s (its git directory %s cannot be read: %v)", work.name, gitDir, err))
 		} else if len(tips) > 0 {
-			work.tips = tips
+			work.tips, work.said = tips, work.name+" ("+strings.Join(names(tips), ", ")+")"
 			u.commits = append(u.commits, work)
-			u.SubmoduleCommits = append(u.SubmoduleCommits, work.name+" ("+strings.Join(names(tips), ", ")+")")
+			u.SubmoduleCommits = append(u.SubmoduleCommits, work.said)
 		}
 	}
 	return u, nil

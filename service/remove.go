@@ -32,6 +32,9 @@ type Removal struct {
 	// Unkept is what the removal deleted that the trash cannot keep
 	// (DeleteUnkept): restore does not bring it back.
 	Unkept *isolation.Unkept `json:"unkept,omitempty"`
+	// KeptCommits are the submodule commits a forced removal kept in the
+	// main repository's copies of the submodules (not in the trash).
+	KeptCommits []isolation.KeptCommits `json:"kept_commits,omitempty"`
 }
 
 // Remove removes an env's worktree and marks it destroyed; it refuses
@@ -59,7 +62,7 @@ func removalOf(res *isolation.RemoveResult) *Removal {
 	if dropped == nil {
 		dropped = []string{}
 	}
-	removal := &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped, Trash: res.Trash}
+	removal := &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped, Trash: res.Trash, KeptCommits: res.KeptCommits}
 	if !res.Unkept.Empty() {
 		removal.Unkept = &res.Unkept
 	}

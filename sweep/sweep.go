@@ -237,7 +237,7 @@ func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.En
 		if err != nil {
 			return err.Error()
 		}
-		return "it holds what the trash cannot keep: " + unkept.String()
+		return "it holds " + unkept.String()
 	}
 	if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()}); err != nil || changes.Dirty() {
 		if err != nil {
