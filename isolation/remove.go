@@ -68,8 +68,10 @@ type RemoveResult struct {
 // refuses a locked worktree, the worktree holding the caller's directory,
 // and, unless forced, uncommitted changes or untracked files, commits
 // that no branch or remote holds, and (with DeleteBranch) branch commits
-// found nowhere else; unless forced twice (DeleteUnkept), what the trash
-// cannot keep (Unkept). The branch is kept unless DeleteBranch. A shared
+// found nowhere else; unless forced, submodule commits found nowhere
+// else (forced, they are kept in the main repository's copies of the
+// submodules: KeepSubmoduleCommits); unless forced twice (DeleteUnkept),
+// the rest of what the trash cannot keep (Unkept). The branch is kept unless DeleteBranch. A shared
 // env is only marked destroyed; the main checkout is never touched.
 func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOptions) (*RemoveResult, error) {
 	lk, env, _, err := m.r.LockedEnv(ctx, identity)

@@ -17,8 +17,9 @@ func removeCommand() *cli.Command {
 		UsageText: "git apex remove [--force [--force]] [--delete-branch] [--kill] [--json] <identity>",
 		Description: "Refuses (exit 3, changing nothing) when the worktree has modified, staged or untracked files, " +
 			"a detached HEAD with commits no branch or remote holds, or holds your current directory; --force removes anyway, keeping that work in the trash. " +
-			"What the trash cannot keep (a nested repository, changes inside a submodule, submodule commits that neither the main repository's copy " +
-			"of the submodule nor its remote holds) is refused even then: --force --force deletes it too. " +
+			"Submodule commits that neither the main repository's copy of the submodule nor its remote holds are refused; --force keeps them " +
+			"in that copy, under refs/apex/kept/. What the trash cannot keep (a nested repository, changes inside a submodule, commits of a submodule " +
+			"the main repository has no copy of) is refused even then: --force --force deletes it too. " +
 			"The branch is kept unless --delete-branch, which refuses when the branch has commits found in no other branch " +
 			"or remote, unless --force. A shared environment is only marked destroyed.",
 		Flags: []cli.Flag{
