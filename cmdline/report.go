@@ -45,6 +45,13 @@ func RemovalNotes(res *service.Removal) []string {
 		notes = append(notes, fmt.Sprintf("discarded %s of uncommitted work into the trash%s; undo with `git apex restore %s`",
 			words.Count(res.Trash.Files, "file"), NotKept(res.Trash), e.Identity))
 	}
+	for _, k := range res.KeptCommits {
+		notes = append(notes, fmt.Sprintf("kept the commits of submodule %s (%s) that only the environment held in %s, as %s; restore does not bring them back: `git fetch %s %s` in the submodule does",
+			k.Submodule, strings.Join(k.Held, ", "), k.GitDir, strings.Join(k.Refs, ", "), k.GitDir, k.Refs[0]))
+	}
+	if res.Unkept != nil {
+		notes = append(notes, fmt.Sprintf("deleted what the trash cannot keep (--force --force), which restore does not bring back: %s", res.Unkept))
+	}
 	return notes
 }
 

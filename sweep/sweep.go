@@ -233,6 +233,12 @@ func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.En
 			return "it is in use by " + hostexec.Describe(users)
 		}
 	}
+	if unkept, err := isolation.FindUnkept(ctx, lk, wt.Path, env.Contained()); err != nil || !unkept.Empty() {
+		if err != nil {
+			return err.Error()
+		}
+		return "it holds " + unkept.String()
+	}
 	if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()}); err != nil || changes.Dirty() {
 		if err != nil {
 			return err.Error()
