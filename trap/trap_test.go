@@ -9,7 +9,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
+
+// paths are the traps' paths.
+func paths(traps []Trap) []string {
+	var out []string
+	for _, t := range traps {
+		out = append(out, t.Path)
+	}
+	return out
+}
 
 func mkfifo(t *testing.T, path string) {
 	t.Helper()
@@ -36,7 +47,7 @@ func TestFind(t *testing.T) {
 		t.Fatal("AtTop found a trap below the top")
 	}
 	want := []string{filepath.Join(dir, "a", "b", ".gitattributes"), filepath.Join(dir, "nested", ".git", "HEAD")}
-	if got := Find(dir); !slices.Equal(got, want) {
+	if got := paths(Find(dir)); !slices.Equal(got, want) {
 		t.Fatalf("Find = %v, want %v", got, want)
 	}
 	os.Remove(filepath.Join(dir, ".gitignore"))
@@ -57,7 +68,7 @@ func TestWatch(t *testing.T) {
 	}
 	<-ctx.Done() // a command would wait here for ever, on the pipe
 	err := trapped()
-	if e, ok := err.(*Error); !ok || !slices.Equal(e.Traps, []string{filepath.Join(dir, "sub", ".gitignore")}) {
+	if e, ok := err.(*Error); !ok || !slices.Equal(paths(e.Traps), []string{filepath.Join(dir, "sub", ".gitignore")}) {
 		t.Fatalf("trapped() = %v", err)
 	}
 	mkfifo(t, filepath.Join(dir, ".gitmodules"))
@@ -116,7 +127,7 @@ func TestBig(t *testing.T) {
 	if AtTop(dir) {
 		t.Error("a .gitmodules of 1 MiB at the top is a trap")
 	}
-	if got := Find(dir); !slices.Equal(got, []string{filepath.Join(dir, "doc", ".gitignore")}) {
+	if got := paths(Find(dir)); !slices.Equal(got, []string{filepath.Join(dir, "doc", ".gitignore")}) {
 		t.Errorf("Find = %v, want doc/.gitignore", got)
 	}
 	if err := os.Truncate(filepath.Join(dir, ".gitmodules"), maxSize+1); err != nil {
@@ -139,7 +150,161 @@ func TestWatchLooksAgain(t *testing.T) {
 	case <-time.After(2 * lookEvery):
 		t.Fatal("a trap planted after the first look did not stop the command")
 	}
-	if e, ok := trapped().(*Error); !ok || !slices.Equal(e.Traps, []string{filepath.Join(dir, "late", ".gitignore")}) {
+	if e, ok := trapped().(*Error); !ok || !slices.Equal(paths(e.Traps), []string{filepath.Join(dir, "late", ".gitignore")}) {
 		t.Fatalf("trapped() = %v", e)
+	}
+}
+
+// TestFindPastPathMax: a pipe .gitignore in a directory whose absolute
+// path is longer than PATH_MAX, but whose path in the worktree is not
+// (git opens it by that one), is found; the walk opens each directory
+// through the one above it.
+func TestFindPastPathMax(t *testing.T) {
+	dir, rel := t.TempDir(), ""
+	for len(dir) < 2200 { // the worktree itself: within PATH_MAX
+		dir = filepath.Join(dir, strings.Repeat("w", 200))
+	}
+	for len(dir)+len(rel) < 4200 {
+		rel = filepath.Join(rel, strings.Repeat("x", 200))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkdirDeep(dir, rel); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Remove(dir); removeDeep(dir, rel) })
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := mkfifoAt(fd, filepath.Join(rel, ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, rel, ".gitignore")
+	found := Find(dir)
+	if got := paths(found); !slices.Equal(got, []string{want}) {
+		t.Fatalf("Find = %v, want the pipe %d characters from /", got, len(want))
+	}
+	if _, err := Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := Find(dir); len(got) > 0 {
+		t.Errorf("Remove left %v", got)
+	}
+}
+
+// mkdirDeep makes rel beneath dir by relative paths, from within dir:
+// mkdir with the absolute path fails past PATH_MAX.
+func mkdirDeep(dir, rel string) error {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if err := syscall.Mkdirat(fd, part, 0o755); err != nil {
+			syscall.Close(fd)
+			return err
+		}
+		next, err := syscall.Openat(fd, part, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+		syscall.Close(fd)
+		if err != nil {
+			return err
+		}
+		fd = next
+	}
+	return syscall.Close(fd)
+}
+
+// removeDeep removes the directories mkdirDeep made, deepest first (the
+// test's clean-up cannot reach them by their absolute paths).
+func removeDeep(dir, rel string) {
+	for ; rel != "."; rel = filepath.Dir(rel) {
+		fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+		if err != nil {
+			return
+		}
+		unix.Unlinkat(fd, rel, unix.AT_REMOVEDIR)
+		syscall.Close(fd)
+	}
+}
+
+// mkfifoAt makes a named pipe at rel beneath the directory fd.
+func mkfifoAt(fd int, rel string) error {
+	return unix.Mknodat(fd, rel, unix.S_IFIFO|0o644, 0)
+}
+
+// TestFindClosedDir: a directory the user may enter but not list (the
+// walk cannot see the pipe .gitattributes git opens there by name) is a
+// trap; Remove opens it, then removes the pipe, leaving the files. One
+// the user cannot enter is none: git cannot reach into it either.
+func TestFindClosedDir(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root lists every directory")
+	}
+	dir := t.TempDir()
+	mkfifo(t, filepath.Join(dir, "a", ".gitattributes"))
+	os.WriteFile(filepath.Join(dir, "a", "f"), []byte("work\n"), 0o644)
+	mkfifo(t, filepath.Join(dir, "shut", ".gitignore"))
+	os.Chmod(filepath.Join(dir, "a"), 0o111)
+	os.Chmod(filepath.Join(dir, "shut"), 0)
+	t.Cleanup(func() { os.Chmod(filepath.Join(dir, "shut"), 0o755) })
+	found := Find(dir)
+	if len(found) != 1 || found[0].Path != filepath.Join(dir, "a") || found[0].Why != Closed {
+		t.Fatalf("Find = %v, want a closed", found)
+	}
+	if _, err := Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := Find(dir); len(got) > 0 {
+		t.Errorf("Remove left %v", got)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "a", "f")); err != nil || string(data) != "work\n" {
+		t.Errorf("the work beside the pipe: %q, %v", data, err)
+	}
+}
+
+// TestFindGitfile: a nested .git file, or link, sending git to a
+// directory whose HEAD is a named pipe is a trap, wherever that directory
+// is and whatever its name; Remove deletes the .git file, not the pipe
+// it names (which may be anywhere). A .git file naming a plain git
+// directory is none.
+func TestFindGitfile(t *testing.T) {
+	dir := t.TempDir()
+	mkfifo(t, filepath.Join(dir, "d", "HEAD"))
+	os.MkdirAll(filepath.Join(dir, "u"), 0o755)
+	os.WriteFile(filepath.Join(dir, "u", ".git"), []byte("gitdir: ../d\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "v"), 0o755)
+	os.Symlink("../d", filepath.Join(dir, "v", ".git"))
+	os.MkdirAll(filepath.Join(dir, "w", ".git"), 0o755)
+	os.Symlink("../../d/HEAD", filepath.Join(dir, "w", ".git", "HEAD"))
+	os.MkdirAll(filepath.Join(dir, "fine", "gd"), 0o755)
+	os.WriteFile(filepath.Join(dir, "fine", "gd", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "fine", ".git"), []byte("gitdir: gd\n"), 0o644)
+	want := []string{filepath.Join(dir, "u", ".git"), filepath.Join(dir, "v", ".git"), filepath.Join(dir, "w", ".git")}
+	found := Find(dir)
+	if got := paths(found); !slices.Equal(got, want) {
+		t.Fatalf("Find = %v, want %v", found, want)
+	}
+	if !strings.Contains(found[0].Why, `naming "../d", whose HEAD is a named pipe`) {
+		t.Errorf("Why = %q", found[0].Why)
+	}
+	if _, err := Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := Find(dir); len(got) > 0 {
+		t.Errorf("Remove left %v", got)
+	}
+}
+
+// TestErrorQuotes: the paths the message names are the container's, and
+// are quoted: a terminal's control sequences in one reach no terminal.
+func TestErrorQuotes(t *testing.T) {
+	dir := t.TempDir()
+	mkfifo(t, filepath.Join(dir, "x\x1b[2K\rall clean\x1b]52;c;cm0K\a", ".gitignore"))
+	msg := In(dir).Error()
+	if strings.ContainsAny(msg, "\x1b\r\a") || !strings.Contains(msg, `"x\x1b[2K\rall clean`) {
+		t.Fatalf("the message carries the name raw: %q", msg)
 	}
 }
