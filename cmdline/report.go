@@ -128,6 +128,17 @@ func NotKept(e *trash.Entry) string {
 		}
 		parts = append(parts, fmt.Sprintf("not kept, deleted: %s, over the trash's cap of %s per file", strings.Join(big, ", "), words.Size(trash.MaxFile)))
 	}
+	if n := len(e.OverTotal); n > 0 {
+		over := make([]string, min(n, maxNamed))
+		for i := range over {
+			over[i] = fmt.Sprintf("%q (%s)", e.OverTotal[i].Path, words.Size(e.OverTotal[i].Size))
+		}
+		if n > maxNamed {
+			over = append(over, fmt.Sprintf("and %d more", n-maxNamed))
+		}
+		parts = append(parts, fmt.Sprintf("%s not kept, deleted: %s, past the trash's cap of %s for all the files of one removal",
+			words.Count(n, "file"), strings.Join(over, ", "), words.Size(trash.MaxTotal)))
+	}
 	if n := len(e.IgnoredNotKept); n > 0 {
 		names := quoted(e.IgnoredNotKept[:min(n, maxNamed)])
 		if n > maxNamed {
