@@ -191,10 +191,11 @@ func (d *Doctor) checkPlanted(ctx context.Context, envs []*state.Env, fix bool) 
 	return out
 }
 
-// checkTraps reports, in each live env's worktree, the special files
-// where git opens its own (trap.Find: git-apex runs no git there while
-// one is at the top, and stops git that meets one deeper): a problem,
-// which fix removes (trap.Remove, following no link).
+// checkTraps reports, in each live env's worktree, what would hold git
+// where it opens files of its own (trap.Find: git-apex runs no git there
+// while one is at the top, and stops git that meets one deeper): a
+// problem, which fix removes, or opens when it is a closed directory
+// (trap.Remove, following no link).
 func (d *Doctor) checkTraps(envs []*state.Env, fix bool) []Finding {
 	var out []Finding
 	for _, e := range envs {
@@ -207,12 +208,21 @@ func (d *Doctor) checkTraps(envs []*state.Env, fix bool) []Finding {
 			}
 			continue
 		}
-		found, err := trap.Remove(e.Path)
-		for i, t := range found {
-			found[i], _ = filepath.Rel(e.Path, t)
+		done, err := trap.Remove(e.Path)
+		var gone, opened []string
+		for _, t := range done {
+			rel, _ := filepath.Rel(e.Path, t.Path)
+			if t.Why == trap.Closed {
+				opened = append(opened, rel)
+			} else {
+				gone = append(gone, rel)
+			}
 		}
-		if len(found) > 0 {
-			out = append(out, removed(e.Identity, "the special files where git opens files of its own", quoted(found), err))
+		if len(opened) > 0 {
+			out = append(out, Finding{Check: e.Identity, Status: "fixed", Detail: "opened the directories git could enter but not list: " + quoted(opened)})
+		}
+		if len(gone) > 0 || err != nil {
+			out = append(out, removed(e.Identity, "the traps where git opens files of its own", quoted(gone), err))
 		}
 	}
 	return out

@@ -309,7 +309,11 @@ func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	if check {
-		changes, err := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()})
+		bounded := ctx
+		if env.Contained() {
+			bounded = gitx.Bound(ctx, env.Path, env.Identity, gitx.ContainedLimit)
+		}
+		changes, err := lk.Status(bounded, env.Path, gitx.StatusOptions{Contained: env.Contained()})
 		if err != nil {
 			return "", false, err
 		}

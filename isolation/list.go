@@ -161,6 +161,9 @@ func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, more 
 			return nil
 		}
 	}
+	if e.Contained() {
+		ctx = gitx.Bound(ctx, e.Path, e.Identity, gitx.ContainedLimit)
+	}
 	st, err := m.r.Git.Status(ctx, e.Path, gitx.StatusOptions{Branch: e.Branch, Base: e.Base,
 		BaseIsLocal: baseIsLocal, Contained: e.Contained()})
 	if err != nil {

@@ -85,6 +85,13 @@ func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOption
 // RemoveLocked is Remove for an env already found, under the lock.
 func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.Env, opts RemoveOptions) (*RemoveResult, error) {
 	identity := env.Identity
+	if env.Contained() { // what its container wrote cannot hold git, or the lock, for longer
+		limit := gitx.ContainedLimit
+		if opts.ReadWithin > 0 {
+			limit = min(limit, opts.ReadWithin)
+		}
+		ctx = gitx.Bound(ctx, env.Path, identity, limit)
+	}
 	worktrees := opts.Worktrees
 	if worktrees == nil {
 		var err error
@@ -249,8 +256,12 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		// Unforced, the tree is clean: only ignored files that
 		// [trash].keep_ignored names are kept.
 		if keepIgnored := repo.KeepIgnored(m.r); opts.Force || len(keepIgnored) > 0 {
-			if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
-				Path: env.Path}, env.Contained(), keepIgnored, m.r.Store.Now()); err != nil {
+			res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
+				Path: env.Path}, env.Contained(), keepIgnored, m.r.Store.Now())
+			if terr := (*gitx.TimeoutError)(nil); errors.As(err, &terr) && opts.Force {
+				// Forced, what git cannot read in time is discarded, as a file too big for the trash is.
+				m.r.Warnf("%s: its uncommitted work was not kept in the trash: git did not finish reading its worktree within %v; removing anyway (--force)", identity, terr.Limit)
+			} else if err != nil {
 				return nil, err
 			}
 		}

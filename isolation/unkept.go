@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,21 +67,32 @@ func (u Unkept) Empty() bool {
 	return len(u.Nested)+len(u.DirtySubmodules)+len(u.SubmoduleCommits) == 0
 }
 
-// String names every part: "the nested repository dep/; changes inside
-// submodule lib; commits of submodule lib (HEAD 1a2b3c4) that ...".
+// String names every part: `the nested repository "dep/"; changes inside
+// submodule "lib"; commits of submodule lib (HEAD 1a2b3c4) that ...".
 func (u Unkept) String() string {
 	var parts []string
 	if len(u.Nested) > 0 {
-		parts = append(parts, plural(len(u.Nested), "the nested repository ", "the nested repositories ")+strings.Join(u.Nested, ", "))
+		parts = append(parts, plural(len(u.Nested), "the nested repository ", "the nested repositories ")+quoted(u.Nested))
 	}
 	if len(u.DirtySubmodules) > 0 {
-		parts = append(parts, "changes or untracked files inside "+plural(len(u.DirtySubmodules), "submodule ", "submodules ")+strings.Join(u.DirtySubmodules, ", "))
+		parts = append(parts, "changes or untracked files inside "+plural(len(u.DirtySubmodules), "submodule ", "submodules ")+quoted(u.DirtySubmodules))
 	}
 	if len(u.SubmoduleCommits) > 0 {
 		parts = append(parts, "commits of "+plural(len(u.SubmoduleCommits), "submodule ", "submodules ")+strings.Join(u.SubmoduleCommits, ", ")+
 			" that neither the main repository's copy of the submodule nor its remote holds")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// quoted joins paths, each quoted as Go quotes a string: what git finds
+// in a worktree is named as it is, never as raw bytes for the terminal
+// (a full env's container chooses the names).
+func quoted(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = strconv.Quote(p)
+	}
+	return strings.Join(q, ", ")
 }
 
 // Unkeepable is u less the submodule commits that KeepSubmoduleCommits
