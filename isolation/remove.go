@@ -166,7 +166,12 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 		// What the trash cannot keep is deleted only when said twice, as
 		// git clean deletes a nested repository only with -ff.
-		if unkept, err = FindUnkept(ctx, lk, wt.Path, env.Contained()); err != nil {
+		unkept, err = FindUnkept(ctx, lk, wt.Path, env.Contained())
+		if terr := (*gitx.TimeoutError)(nil); errors.As(err, &terr) && opts.Force {
+			// Forced, a worktree git cannot read in time is removed
+			// unread, as its work is (below): said in a warning.
+			m.r.Warnf("%s: what the trash cannot keep was not looked for: git did not finish reading its worktree within %v; removing anyway (--force)", identity, terr.Limit)
+		} else if err != nil {
 			return nil, err
 		}
 		// Forced, submodule commits are kept where the main repository
