@@ -117,6 +117,10 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		case drift.Kind == heal.Gitfile:
 			add(e.Identity, "problem", "%s; git-apex runs no git there until `git apex doctor --fix` restores it", drift.Describe(e))
 		case drift.Kind == heal.Trapped: // checkTraps reports them, every one
+		case drift.Kind == heal.Gone && drift.Found:
+			// Perhaps moved with plain mv: git's registration holds its
+			// index, so even --fix leaves both the record and it.
+			add(e.Identity, "problem", "%s; %s", drift.Describe(e), heal.MissingHint(e))
 		case fix && drift.Kind != heal.Stranger:
 			detail := drift.Describe(e)
 			if err := heal.Repair(ctx, d.r, lk, e, drift); err != nil {
@@ -144,9 +148,14 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		}
 	}
 	if fix {
-		// Registrations of deleted worktrees, locked ones excepted.
-		if err := lk.Prune(ctx); err != nil {
-			return nil, err
+		// Registrations of deleted worktrees no env owns, locked ones
+		// excepted: an env's missing one waits for its repair.
+		for _, wt := range worktrees[1:] {
+			if wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)] {
+				if err := lk.RemoveWorktree(ctx, wt.Path); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	return append(out, d.hooks(ctx)...), nil
