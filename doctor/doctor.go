@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/planted"
@@ -123,7 +122,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 			// index, so --fix follows it when it finds where it went, and
 			// else leaves both the record and the registration.
 			if moved, ok := heal.FindMoved(d.r.Git, e.Path); ok && fix {
-				if err := d.followMoved(ctx, lk, e, moved); err != nil {
+				if _, err := heal.Follow(ctx, d.r, lk, e, moved); err != nil {
 					add(e.Identity, "problem", "%s; found it at %s, but cannot repair git's registration: %v", drift.Describe(e), moved, err)
 				} else {
 					add(e.Identity, "fixed", "its worktree was moved by hand to %s: found it, repaired git's registration (`git worktree repair`) and followed it", moved)
@@ -172,23 +171,6 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		}
 	}
 	return append(out, d.hooks(ctx)...), nil
-}
-
-// followMoved repairs git's registration of env's worktree, moved by
-// hand to moved, and records the move.
-func (d *Doctor) followMoved(ctx context.Context, lk *gitx.Locked, env *state.Env, moved string) error {
-	if _, err := lk.Run(ctx, d.r.Git.CommonDir, nil, "worktree", "repair", moved); err != nil {
-		return err
-	}
-	worktrees, err := lk.Worktrees(ctx)
-	if err != nil {
-		return err
-	}
-	drift := heal.Diagnose(d.r, env, worktrees)
-	if drift.Kind != heal.Moved {
-		return fmt.Errorf("git does not list it there after `git worktree repair` (%s)", drift.Describe(env))
-	}
-	return heal.Repair(ctx, d.r, lk, env, drift)
 }
 
 // asksFull reports whether any workflow's mode resolves to full.

@@ -105,7 +105,8 @@ func LockReason(wt gitx.Worktree) string {
 
 // One compares a live env with git's worktrees and repairs what it
 // safely can: a worktree moved with `git worktree move` is followed, a
-// branch switched by hand is recorded, and an env whose directory is gone
+// branch switched by hand is recorded, one moved with plain mv is
+// followed when FindMoved finds it (under lk), and an env whose directory is gone
 // is marked destroyed (its stale git registration removed under lk, when
 // lk is not nil). A directory that is no longer a worktree, and a .git
 // file that points away from the worktree's git directory, are left
@@ -120,6 +121,16 @@ func One(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, wor
 		return gitx.Worktree{}, false, GitfileRefusal(env, d.problem)
 	case Trapped:
 		return gitx.Worktree{}, false, exitcode.New(exitcode.Refused, "refusing to run git in %s: %s", env.Identity, d.problem)
+	}
+	if d.Kind == Gone && d.Found && lk != nil {
+		// Moved by hand, perhaps: followed when found, never dropped.
+		if moved, ok := FindMoved(r.Git, env.Path); ok {
+			wt, err := Follow(ctx, r, lk, env, moved)
+			if err != nil {
+				return gitx.Worktree{}, false, fmt.Errorf("%s: %s; found it at %s, but cannot repair git's registration: %w", env.Identity, d.Describe(env), moved, err)
+			}
+			return wt, true, nil
+		}
 	}
 	if err := Repair(ctx, r, lk, env, d); err != nil {
 		return gitx.Worktree{}, false, err

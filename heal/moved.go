@@ -1,12 +1,16 @@
 package heal
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostpath"
+	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/state"
 )
 
 // FindMoved looks for where a worktree whose directory is gone, while
@@ -61,4 +65,22 @@ func registrationOf(g *gitx.Repo, path string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Follow repairs git's registration of env's worktree, moved by hand to
+// moved (FindMoved), with `git worktree repair`, and records the move;
+// it returns the worktree there.
+func Follow(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, moved string) (gitx.Worktree, error) {
+	if _, err := lk.Run(ctx, r.Git.CommonDir, nil, "worktree", "repair", moved); err != nil {
+		return gitx.Worktree{}, err
+	}
+	worktrees, err := lk.Worktrees(ctx)
+	if err != nil {
+		return gitx.Worktree{}, err
+	}
+	drift := Diagnose(r, env, worktrees)
+	if drift.Kind != Moved {
+		return gitx.Worktree{}, fmt.Errorf("git does not list it there after `git worktree repair` (%s)", drift.Describe(env))
+	}
+	return drift.Worktree, Repair(ctx, r, lk, env, drift)
 }
