@@ -77,7 +77,10 @@ type Result struct {
 	Slot      string `json:"slot"`
 	Log       string `json:"log"`                // "" for a skipped task: it wrote none
 	EnvPath   string `json:"env_path,omitempty"` // a failed task's env, kept with KeepFailed
-	Error     string `json:"error,omitempty"`
+	// Env is that env's identity: task-<id>, or task-<id>-2, -3, ... while
+	// an earlier batch's kept task with the same id has task-<id>.
+	Env   string `json:"env,omitempty"`
+	Error string `json:"error,omitempty"`
 	// With engines: the one that ran the task, and the one it ran on
 	// first when that stopped answering.
 	Engine      string `json:"engine,omitempty"`
@@ -287,6 +290,7 @@ type place struct {
 	acquired  time.Duration     // how long getting the slot took
 	reset     time.Duration     // how long release took to reset it; 0: it did not
 	release   func(keep bool, reason string) (envPath string, err error)
+	kept      string               // the identity release kept the slot as; "" when it did not
 	started   func(hostexec.Group) // told each command's process group, for the slot's lease; nil: none kept
 	mark      string               // the environment setting that marks the task's processes with their slot (pool.Lease.Mark); "": none
 }
@@ -417,7 +421,7 @@ func (r *runner) settle(res Result, t Task, pl *place, status string, code int, 
 	}
 	keep := (status == Failed || status == Timeout || status == Error) && r.opts.KeepFailed
 	envPath, err := pl.release(keep, fmt.Sprintf("batch task %s %s (exit %d)", t.ID, status, code))
-	res.EnvPath, res.ResetMs = envPath, pl.reset.Milliseconds()
+	res.EnvPath, res.Env, res.ResetMs = envPath, pl.kept, pl.reset.Milliseconds()
 	if err != nil && res.Error == "" {
 		res.Error = "cleaning up: " + err.Error()
 	}
@@ -507,10 +511,20 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 		}
 		if keep {
 			env, err := slots.KeepSlot(cctx, lease, id, reason)
-			if err != nil {
-				return "", err
+			if err == nil {
+				pl.kept = env.Identity
+				return env.Path, nil
 			}
-			return env.Path, nil
+			// Not kept as an env: its work goes to the trash, and the
+			// slot back to the pool, before the batch exits.
+			kept, terr := slots.ReleaseToTrash(cctx, lease, id)
+			switch {
+			case terr != nil:
+				return "", fmt.Errorf("cannot keep its slot as %s (%v), nor its work in the trash (%v): the slot %s is left as it is, leased, for `git apex doctor --fix`", id, err, terr, lease.Slot.Path)
+			case kept != nil:
+				return "", fmt.Errorf("cannot keep its slot as %s (%v): its work is in the trash; `git apex restore %s` brings it back", id, err, kept.Identity)
+			}
+			return "", fmt.Errorf("cannot keep its slot as %s (%v); it had changed nothing", id, err)
 		}
 		began := time.Now()
 		err := slots.Release(cctx, lease)
@@ -695,6 +709,18 @@ func (r *runner) progress() {
 	fmt.Fprintf(r.opts.Progress, "\r\033[Kdone %d, running %d, failed %d, %.1fs", len(r.results), r.running, r.failedCount(), time.Since(r.start).Seconds())
 }
 
+// keptAs says, for the summary, where a failed task's env was kept
+// (" kept as task-x-2 at /path"), or why it was not.
+func keptAs(res Result) string {
+	switch {
+	case res.Env != "":
+		return fmt.Sprintf("  kept as %s at %s", res.Env, res.EnvPath)
+	case res.Error != "":
+		return "  (" + res.Error + ")"
+	}
+	return ""
+}
+
 // failedCount is how many tasks ran and did not pass. The caller holds mu.
 func (r *runner) failedCount() int {
 	return len(r.results) - r.statuses[Passed] - r.statuses[Interrupted] - r.statuses[Skipped]
@@ -713,7 +739,7 @@ func (r *runner) summary() {
 		words.Count(len(r.results), "task"), r.statuses[Passed], r.failedCount(), stopped, time.Since(r.start).Seconds(), r.opts.LogDir)
 	for _, res := range r.results {
 		if res.Status != Passed && res.Status != Skipped {
-			fmt.Fprintf(r.opts.Progress, "  %-20s %-11s exit %d  %s\n", res.ID, res.Status, res.ExitCode, res.Log)
+			fmt.Fprintf(r.opts.Progress, "  %-20s %-11s exit %d  %s%s\n", res.ID, res.Status, res.ExitCode, res.Log, keptAs(res))
 		}
 	}
 }

@@ -107,8 +107,13 @@ func (sw *Sweeper) Run(ctx context.Context, opts Options) ([]Item, error) {
 			if err := listWorktrees(); err != nil {
 				return nil, err
 			}
+			drift := heal.Diagnose(sw.r, e, worktrees)
+			if drift.Kind == heal.Gone && drift.Found { // perhaps moved with plain mv: left for its repair
+				items = append(items, Item{Env: e, Kept: drift.Describe(e) + "; " + heal.MissingHint(e)})
+				continue
+			}
 			if opts.DryRun {
-				items = append(items, Item{Env: e, Kept: heal.Diagnose(sw.r, e, worktrees).Describe(e) + ": would be healed"})
+				items = append(items, Item{Env: e, Kept: drift.Describe(e) + ": would be healed"})
 				continue
 			}
 			if _, _, err := heal.One(ctx, sw.r, lk, e, worktrees); err != nil {
