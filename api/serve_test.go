@@ -58,17 +58,17 @@ func testEnv(t *testing.T, home string) []string {
 
 // server is a running `git apex serve` and a client of it.
 type server struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	repo   string
-	env    []string
-	base   string // the URL requests go to
-	token  string
-	client *http.Client
-	socket string
-	exited chan struct{} // closed once the server has exited, with exitErr set
+	t       *testing.T
+	cmd     *exec.Cmd
+	repo    string
+	env     []string
+	base    string // the URL requests go to
+	token   string
+	client  *http.Client
+	socket  string
+	exited  chan struct{} // closed once the server has exited, with exitErr set
 	exitErr error
-	spec   routers.Router
+	spec    routers.Router
 }
 
 // startServer starts `git apex serve args...` in a new repository and
@@ -731,6 +731,40 @@ func TestWorkflowWarningsAndBranch(t *testing.T) {
 	s.want(http.StatusNotFound, "GET", "/api/developer/workflows/feature-warned/output", nil, &bad)
 	if bad.Error.Code != 7 || !strings.Contains(bad.Error.Message, "ran no commands") {
 		t.Errorf("output of a workflow with no commands: %+v", bad)
+	}
+}
+
+// TestFallbackRunsNoContainedCommandOnHost: a start whose full env falls
+// back to worktree (no engine answers) runs none of the setup approved
+// for full environments' containers on the host, and says so in its
+// warnings; so does a start that asks for worktree under such a policy.
+func TestFallbackRunsNoContainedCommandOnHost(t *testing.T) {
+	s := startServerEnv(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock", "DOCKER_CONTEXT="})
+	marker := filepath.Join(t.TempDir(), "HOST-MARKER")
+	policy := fmt.Sprintf("[isolation]\ndefault = \"full\"\n[container]\nimage = \"apex-test:latest\"\n[worktree]\nsetup = [%q]\n", "touch "+marker)
+	if err := os.WriteFile(filepath.Join(s.repo, ".apex.toml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := s.apex("trust"); err != nil {
+		t.Fatalf("trust: %s %v", out, err)
+	}
+	for id, isolation := range map[string]string{"feature-fell": "", "feature-asked": "worktree"} {
+		var wf struct {
+			workflow
+			Warnings []string
+		}
+		s.want(http.StatusCreated, "POST", "/api/developer/workflows", map[string]any{"id": id, "isolation": isolation}, &wf)
+		if wf.Mode != "worktree" {
+			t.Errorf("%s: mode %s", id, wf.Mode)
+		}
+		if _, err := os.Stat(marker); !os.IsNotExist(err) {
+			t.Fatalf("%s: the setup ran on the host: %v", id, err)
+		}
+		warned := strings.Join(wf.Warnings, "\n")
+		if !strings.Contains(warned, "not running these commands of the policy there, which you approved to run in full environments' containers only:\n  worktree.setup: touch "+marker) ||
+			!strings.Contains(warned, "git apex trust --host") {
+			t.Errorf("%s: warnings = %q", id, wf.Warnings)
+		}
 	}
 }
 

@@ -32,7 +32,7 @@ type Options struct {
 	Parallelism int
 	Isolation   string // worktree, full, shared or auto (worktree when Parallelism > 1, else shared)
 	KeepFailed  bool
-	Strict      bool      // full isolation or nothing: no fallback to worktree
+	Strict      bool      // full isolation or nothing: no fallback to worktree, no engine left out
 	Results     io.Writer // one JSON line per finished task
 	Progress    io.Writer // progress and the summary
 	ProgressTTY bool      // Progress is a terminal: keep one progress line
@@ -42,6 +42,10 @@ type Options struct {
 	// running Parallelism at once (see fleet); none: the repository's
 	// own engine, for full isolation.
 	Engines []string
+	// Fallback lets a batch that asks for full isolation fall back to
+	// worktree slots when no container can be had: the tasks' commands
+	// then run on the host. Without it such a batch fails (exit 6).
+	Fallback bool
 }
 
 // The statuses of a Result: what became of the task.
@@ -73,7 +77,10 @@ type Result struct {
 	Slot      string `json:"slot"`
 	Log       string `json:"log"`                // "" for a skipped task: it wrote none
 	EnvPath   string `json:"env_path,omitempty"` // a failed task's env, kept with KeepFailed
-	Error     string `json:"error,omitempty"`
+	// Env is that env's identity: task-<id>, or task-<id>-2, -3, ... while
+	// an earlier batch's kept task with the same id has task-<id>.
+	Env   string `json:"env,omitempty"`
+	Error string `json:"error,omitempty"`
 	// With engines: the one that ran the task, and the one it ran on
 	// first when that stopped answering.
 	Engine      string `json:"engine,omitempty"`
@@ -134,7 +141,7 @@ func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Re
 		r.fleet, mode = f, "full"
 	case mode == "full":
 		var err error
-		if mode, err = fullOrFallback(ctx, home, opts.Strict); err != nil {
+		if mode, err = fullOrFallback(ctx, home, opts.Strict, opts.Fallback); err != nil {
 			return nil, err
 		}
 	}
@@ -226,10 +233,13 @@ func (r *runner) width() int {
 }
 
 // fullOrFallback is the mode of a batch that asks for full isolation:
-// full when the runtime and the image are there; else, as start does,
-// worktree with a warning, or exit 6 when strict (the flag, or the
-// policy's [isolation].strict).
-func fullOrFallback(ctx context.Context, home *repo.Repo, strict bool) (string, error) {
+// full when the runtime and the image are there; else, only with
+// fallback, worktree with a warning. Without fallback, or when strict
+// (the flag, or the policy's [isolation].strict), it fails with exit 6:
+// the tasks' commands, asked to run in containers, would run on the host,
+// where a policy commit naming an image that cannot be had would send the
+// repository's own scripts.
+func fullOrFallback(ctx context.Context, home *repo.Repo, strict, fallback bool) (string, error) {
 	pol, err := home.Policy()
 	if err != nil {
 		return "", err
@@ -243,8 +253,10 @@ func fullOrFallback(ctx context.Context, home *repo.Repo, strict bool) (string, 
 		return "full", nil
 	case strict || pol.Isolation.Strict:
 		return "", exitcode.New(exitcode.Runtime, "cannot run the batch in full isolation: %s; strict mode forbids falling back", reason)
+	case !fallback:
+		return "", exitcode.New(exitcode.Runtime, "cannot run the batch in full isolation: %s; nothing was run: the tasks' commands would run on the host instead, in worktree slots: fix the container, or pass --fallback to run them there", reason)
 	}
-	home.Warnf("the batch asked for full isolation but gets worktree: %s", reason)
+	home.Warnf("the batch asked for full isolation but gets worktree (--fallback): %s; the tasks' commands run on the host", reason)
 	return "worktree", nil
 }
 
@@ -278,6 +290,7 @@ type place struct {
 	acquired  time.Duration     // how long getting the slot took
 	reset     time.Duration     // how long release took to reset it; 0: it did not
 	release   func(keep bool, reason string) (envPath string, err error)
+	kept      string               // the identity release kept the slot as; "" when it did not
 	started   func(hostexec.Group) // told each command's process group, for the slot's lease; nil: none kept
 	mark      string               // the environment setting that marks the task's processes with their slot (pool.Lease.Mark); "": none
 }
@@ -408,7 +421,7 @@ func (r *runner) settle(res Result, t Task, pl *place, status string, code int, 
 	}
 	keep := (status == Failed || status == Timeout || status == Error) && r.opts.KeepFailed
 	envPath, err := pl.release(keep, fmt.Sprintf("batch task %s %s (exit %d)", t.ID, status, code))
-	res.EnvPath, res.ResetMs = envPath, pl.reset.Milliseconds()
+	res.EnvPath, res.Env, res.ResetMs = envPath, pl.kept, pl.reset.Milliseconds()
 	if err != nil && res.Error == "" {
 		res.Error = "cleaning up: " + err.Error()
 	}
@@ -498,10 +511,20 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 		}
 		if keep {
 			env, err := slots.KeepSlot(cctx, lease, id, reason)
-			if err != nil {
-				return "", err
+			if err == nil {
+				pl.kept = env.Identity
+				return env.Path, nil
 			}
-			return env.Path, nil
+			// Not kept as an env: its work goes to the trash, and the
+			// slot back to the pool, before the batch exits.
+			kept, terr := slots.ReleaseToTrash(cctx, lease, id)
+			switch {
+			case terr != nil:
+				return "", fmt.Errorf("cannot keep its slot as %s (%v), nor its work in the trash (%v): the slot %s is left as it is, leased, for `git apex doctor --fix`", id, err, terr, lease.Slot.Path)
+			case kept != nil:
+				return "", fmt.Errorf("cannot keep its slot as %s (%v): its work is in the trash; `git apex restore %s` brings it back", id, err, kept.Identity)
+			}
+			return "", fmt.Errorf("cannot keep its slot as %s (%v); it had changed nothing", id, err)
 		}
 		began := time.Now()
 		err := slots.Release(cctx, lease)
@@ -686,6 +709,18 @@ func (r *runner) progress() {
 	fmt.Fprintf(r.opts.Progress, "\r\033[Kdone %d, running %d, failed %d, %.1fs", len(r.results), r.running, r.failedCount(), time.Since(r.start).Seconds())
 }
 
+// keptAs says, for the summary, where a failed task's env was kept
+// (" kept as task-x-2 at /path"), or why it was not.
+func keptAs(res Result) string {
+	switch {
+	case res.Env != "":
+		return fmt.Sprintf("  kept as %s at %s", res.Env, res.EnvPath)
+	case res.Error != "":
+		return "  (" + res.Error + ")"
+	}
+	return ""
+}
+
 // failedCount is how many tasks ran and did not pass. The caller holds mu.
 func (r *runner) failedCount() int {
 	return len(r.results) - r.statuses[Passed] - r.statuses[Interrupted] - r.statuses[Skipped]
@@ -704,7 +739,7 @@ func (r *runner) summary() {
 		words.Count(len(r.results), "task"), r.statuses[Passed], r.failedCount(), stopped, time.Since(r.start).Seconds(), r.opts.LogDir)
 	for _, res := range r.results {
 		if res.Status != Passed && res.Status != Skipped {
-			fmt.Fprintf(r.opts.Progress, "  %-20s %-11s exit %d  %s\n", res.ID, res.Status, res.ExitCode, res.Log)
+			fmt.Fprintf(r.opts.Progress, "  %-20s %-11s exit %d  %s%s\n", res.ID, res.Status, res.ExitCode, res.Log, keptAs(res))
 		}
 	}
 }

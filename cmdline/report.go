@@ -2,7 +2,7 @@ package cmdline
 
 import (
 	"fmt"
-	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +45,13 @@ func RemovalNotes(res *service.Removal) []string {
 	}
 	if res.Trash != nil {
 		notes = append(notes, TrashNote(res.Trash, ""))
+	}
+	for _, k := range res.KeptCommits {
+		notes = append(notes, fmt.Sprintf("kept the commits of submodule %s (%s) that only the environment held in %s, as %s; restore does not bring them back: `git fetch %s %s` in the submodule does",
+			k.Submodule, strings.Join(k.Held, ", "), k.GitDir, strings.Join(k.Refs, ", "), k.GitDir, k.Refs[0]))
+	}
+	if res.Unkept != nil {
+		notes = append(notes, fmt.Sprintf("deleted what the trash cannot keep (--force --force), which restore does not bring back: %s", res.Unkept))
 	}
 	return notes
 }
@@ -147,27 +154,49 @@ func NotKept(e *trash.Entry) string {
 		if n == 1 {
 			noun = "repository"
 		}
-		parts = append(parts, fmt.Sprintf("not the nested %s %s, which the trash cannot keep", noun, strings.Join(e.NotKept, ", ")))
+		parts = append(parts, fmt.Sprintf("not the nested %s %s, which the trash cannot keep", noun, quoted(e.NotKept)))
 	}
 	if len(e.TooBig) > 0 {
 		big := make([]string, len(e.TooBig))
 		for i, b := range e.TooBig {
-			big[i] = fmt.Sprintf("%s (%s)", b.Path, words.Size(b.Size))
+			big[i] = fmt.Sprintf("%q (%s)", b.Path, words.Size(b.Size))
 		}
 		parts = append(parts, fmt.Sprintf("not kept, deleted: %s, over the trash's cap of %s per file", strings.Join(big, ", "), words.Size(trash.MaxFile)))
 	}
-	if n := len(e.IgnoredNotKept); n > 0 {
-		names := e.IgnoredNotKept
+	if n := len(e.OverTotal); n > 0 {
+		over := make([]string, min(n, maxNamed))
+		for i := range over {
+			over[i] = fmt.Sprintf("%q (%s)", e.OverTotal[i].Path, words.Size(e.OverTotal[i].Size))
+		}
 		if n > maxNamed {
-			names = append(slices.Clip(names[:maxNamed]), fmt.Sprintf("and %d more", n-maxNamed))
+			over = append(over, fmt.Sprintf("and %d more", n-maxNamed))
+		}
+		parts = append(parts, fmt.Sprintf("%s not kept, deleted: %s, past the trash's cap of %s for all the files of one removal",
+			words.Count(n, "file"), strings.Join(over, ", "), words.Size(trash.MaxTotal)))
+	}
+	if n := len(e.IgnoredNotKept); n > 0 {
+		names := quoted(e.IgnoredNotKept[:min(n, maxNamed)])
+		if n > maxNamed {
+			names += fmt.Sprintf(", and %d more", n-maxNamed)
 		}
 		parts = append(parts, fmt.Sprintf("%s not kept, deleted: %s; see [trash].keep_ignored",
-			words.Count(n, "ignored file"), strings.Join(names, ", ")))
+			words.Count(n, "ignored file"), names))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// quoted is paths quoted (the worktree's names, which a container may
+// choose with a terminal's control sequences in them), joined with
+// commas.
+func quoted(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = strconv.Quote(p)
+	}
+	return strings.Join(q, ", ")
 }
 
 // maxNamed is how many ignored paths not kept an undo line names.

@@ -181,6 +181,8 @@ func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.
 		return "it had recorded the removal: nothing to finish", true, nil
 	case in.Op == "remove":
 		return d.finishRemoval(ctx, lk, env, in)
+	case in.Shared:
+		return d.undoSharedSwitch(ctx, lk, in)
 	}
 	// A start that was not recorded: its path did not exist before it
 	// (start refuses a path that does), and holds what git checked out,
@@ -190,16 +192,27 @@ func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.
 	if err != nil {
 		return "", false, err
 	}
-	done = "undid it: removed its worktree" + kept
-	if in.NewBranch {
-		if refs, err := lk.Refs(ctx, "refs/heads/"+in.Branch); err == nil && refs["refs/heads/"+in.Branch].Hash == in.Start {
-			if err := lk.DeleteBranchAt(ctx, in.Branch, in.Start); err != nil {
-				return "", false, err
-			}
-			done += " and its new branch " + in.Branch
-		}
+	dropped, err := dropNewBranch(ctx, lk, in)
+	if err != nil {
+		return "", false, err
 	}
-	return done, true, d.dropContainerOf(ctx, in.Identity, in.Engine)
+	return "undid it: removed its worktree" + kept + dropped, true, d.dropContainerOf(ctx, in.Identity, in.Engine)
+}
+
+// dropNewBranch deletes the branch a start cut short made, while it is
+// still at the commit it was made at; dropped says so (" and its new
+// branch x") when it did.
+func dropNewBranch(ctx context.Context, lk *gitx.Locked, in *intent.Intent) (dropped string, err error) {
+	if !in.NewBranch {
+		return "", nil
+	}
+	if refs, err := lk.Refs(ctx, "refs/heads/"+in.Branch); err != nil || refs["refs/heads/"+in.Branch].Hash != in.Start {
+		return "", nil
+	}
+	if err := lk.DeleteBranchAt(ctx, in.Branch, in.Start); err != nil {
+		return "", err
+	}
+	return " and its new branch " + in.Branch, nil
 }
 
 // dropHalfMade removes the worktree at what.Path that a killed start or
@@ -309,7 +322,11 @@ func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	if check {
-		changes, err := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()})
+		bounded := ctx
+		if env.Contained() {
+			bounded = gitx.Bound(ctx, env.Path, env.Identity, gitx.ContainedLimit)
+		}
+		changes, err := lk.Status(bounded, env.Path, gitx.StatusOptions{Contained: env.Contained()})
 		if err != nil {
 			return "", false, err
 		}

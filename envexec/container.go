@@ -2,12 +2,14 @@ package envexec
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/git-apex/git-apex/container"
+	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/planted"
 	"github.com/git-apex/git-apex/repo"
@@ -19,7 +21,10 @@ import (
 // runs there: the commits the host made since the last exchange are sent over
 // first; after it, the set-id bits it put on files are cleared (see
 // sandbox.DisarmEnv) and what it made comes back to the env's branch
-// (see sandbox.BringBackEnv), even when it was interrupted. Without lk
+// (see sandbox.BringBackEnv), even when it was interrupted. Without lk,
+// nothing runs (exit 3) while the host's commits hold submodules whose
+// directories its mounted worktree leaves writable (see
+// sandbox.Sandbox.SendOver). Without lk
 // the container is started if it stopped and made again if it was
 // deleted (see sandbox.Running);
 // a caller holding the repository lock (lk, a removal) only gets it
@@ -36,7 +41,9 @@ func InContainer(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.
 	if err != nil {
 		return -1, err
 	}
-	if err := sandbox.OfEnv(r, env).SendOver(ctx, rt, id); err != nil {
+	if err := sandbox.OfEnv(r, env).SendOver(ctx, rt, id); lk == nil && exitcode.Of(err) == exitcode.Refused {
+		return -1, fmt.Errorf("%s: %w", env.Identity, err) // submodule directories it could write: see sandbox.SendOver
+	} else if err != nil {
 		r.Warnf("%s: %v", env.Identity, err)
 	}
 	code, err := rt.Exec(ctx, id, spec)

@@ -312,13 +312,19 @@ func (r *Repo) Summary(ctx context.Context, dir, base string) (status, diffstat 
 }
 
 // Pristine reports which of paths (slash-separated, relative to the
-// working tree at dir) are tracked there and unchanged: one git ls-files,
-// which reads the index and stats the files, nothing more.
-func (r *Repo) Pristine(ctx context.Context, dir string, paths []string) (map[string]bool, error) {
-	args := []string{"ls-files", "-z", "-t", "-c", "-m", "--"}
-	for _, p := range paths {
-		args = append(args, ":(literal)"+p)
+// working tree at dir) are tracked there, unchanged, and as they are in
+// commit since: one git ls-files, which reads the index and stats the
+// files, and, when any is, one git diff of the index against since. With
+// since "" none is.
+func (r *Repo) Pristine(ctx context.Context, dir, since string, paths []string) (map[string]bool, error) {
+	if since == "" {
+		return map[string]bool{}, nil
 	}
+	var literal []string
+	for _, p := range paths {
+		literal = append(literal, ":(literal)"+p)
+	}
+	args := append([]string{"ls-files", "-z", "-t", "-c", "-m", "--"}, literal...)
 	out, err := r.readIn(ctx, dir, args...)
 	if err != nil {
 		return nil, err
@@ -334,6 +340,16 @@ func (r *Repo) Pristine(ctx context.Context, dir string, paths []string) (map[st
 		}
 	}
 	for p := range changed {
+		delete(tracked, p)
+	}
+	if len(tracked) == 0 {
+		return tracked, nil
+	}
+	diff, err := r.readIn(ctx, dir, append([]string{"diff", "--cached", "--name-only", "--no-renames", "-z", since, "--"}, literal...)...)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range strings.Split(diff, "\x00") {
 		delete(tracked, p)
 	}
 	return tracked, nil

@@ -76,6 +76,7 @@ type target struct {
 	base         string
 	start        string // the commit the env starts from
 	branchExists bool
+	tip          string          // an existing branch's commit
 	main         gitx.Worktree   // the main checkout
 	worktrees    []gitx.Worktree // every worktree, as git listed them
 	adopt        *gitx.Worktree  // an existing worktree on the branch, to record as the env
@@ -343,7 +344,8 @@ func (p *plan) refNames() []string {
 // refuses what would clash with existing work.
 func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree, refs map[string]gitx.Ref) (target, error) {
 	t := target{path: p.path, main: worktrees[0], worktrees: worktrees}
-	_, t.branchExists = refs["refs/heads/"+p.branch]
+	tip, exists := refs["refs/heads/"+p.branch]
+	t.branchExists, t.tip = exists, tip.Hash
 	var err error
 	if t.base, t.start, err = resolveBase(ctx, m.r.Git, p, worktrees, refs); err != nil {
 		return t, err
@@ -482,10 +484,19 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 			in.Engine = ep.Record()
 		}
 	}
-	if p.mode != policy.Shared {
-		if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
+	if p.mode == policy.Shared {
+		// Checked before the intent, which says the checkout was clean:
+		// doctor --fix then knows every change in it is the switch's.
+		if err := sharedClean(ctx, lk, p, t); err != nil {
 			return nil, err
 		}
+		in.Shared, in.FromBranch, in.FromHead, in.Target = true, t.main.Branch, t.main.Head, t.start
+		if t.branchExists {
+			in.Target = t.tip
+		}
+	}
+	if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
+		return nil, err
 	}
 	var got made
 	if p.mode == policy.Worktree {

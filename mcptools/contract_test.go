@@ -188,6 +188,16 @@ func TestSameAnswer(t *testing.T) {
 			func() answer { return http("DELETE", "/api/developer/worktrees/feature-nowhere", "") },
 			func() answer { return tool("remove", map[string]any{"identity": "feature-nowhere"}) },
 			7, `feature-nowhere`},
+		{"restore of what the trash lacks",
+			func() answer { return cli("restore", "feature-nowhere") },
+			func() answer { return http("POST", "/api/trash/feature-nowhere/restore", "") },
+			func() answer { return tool("restore", map[string]any{"identity": "feature-nowhere"}) },
+			7, `cannot restore feature-nowhere: the trash holds nothing of it`},
+		{"pool size",
+			func() answer { return cli("pool", "warm") },
+			func() answer { return http("POST", "/api/pool/warm", "") },
+			func() answer { return tool("pool_warm", map[string]any{}) },
+			2, `no pool size: set [pool].size or [pool].containers in the policy`},
 	} {
 		got := map[string]answer{"cli": c.cli(), "api": c.api(), "mcp": c.mcp()}
 		for front, a := range got {

@@ -99,6 +99,25 @@ func newServer(t *tools) *mcp.Server {
 	addTool(server, t, "link", "Make another identity (issue-42, pr-99) resolve to an existing environment.",
 		additive, t.link)
 	addTool(server, t, "log", "The event log: all of it, or an identity's.", readOnly, t.log)
+	addTool(server, t, "gc", "Remove merged and inactive environments (never one with uncommitted work), expire old "+
+		"trash entries, and with orphans find and repair what git and git-apex disagree on; dry_run only says what it "+
+		"would do.", destructive, t.gc)
+	addTool(server, t, "pool_status", "The warm pool's slots (detached worktrees kept ready), their commit and holder, "+
+		"and totals, once the slots whose holder died are reclaimed (reset and made idle).", additive, t.poolStatus)
+	addTool(server, t, "pool_warm", "Make slots until the warm pool has size of them ([pool].size), then warm "+
+		"containers until each engine has containers idle ones ([pool].containers); answers the pool.", additive, t.poolWarm)
+	addTool(server, t, "pool_drain", "Remove the warm pool's idle slots (work changed by hand in one goes to the "+
+		"trash); with all, refused while running processes still hold slots.", destructive, t.poolDrain)
+	addRootTool(server, t, "doctor", "Report where git-apex's state, git and the file system disagree (deleted, moved "+
+		"or switched worktrees, crash leftovers, containers, a damaged state database, the hooks); changes nothing.",
+		readOnly, t.doctor(false))
+	addRootTool(server, t, "doctor_fix", "Repair what doctor finds and is safe to repair (records of worktrees deleted, "+
+		"moved or switched by hand, crash leftovers, what a container planted, a damaged state database rebuilt from "+
+		"git), then report as doctor does.", destructive, t.doctor(true))
+	addTool(server, t, "trash", "What the trash holds, newest first: the uncommitted work forced removals and pool "+
+		"drains discarded.", readOnly, t.trash)
+	addTool(server, t, "restore", "Make the environment of an identity again from its latest trash entry, with every "+
+		"file as it was, and drop the entry; refused while the identity is live or its branch has moved.", additive, t.restore)
 	return server
 }
 
@@ -115,6 +134,22 @@ func (w Where) where() string { return w.Repository }
 // followed by what the call warned of).
 func addTool[In interface{ where() string }, Out any](server *mcp.Server, t *tools, name, description string,
 	hints *mcp.ToolAnnotations, fn func(context.Context, *service.Service, In) (Out, error)) {
+	addRootTool(server, t, name, description, hints, func(ctx context.Context, root string, in In) (out Out, warnings []string, err error) {
+		r, err := repo.Open(ctx, root, t.opts.Repo)
+		if err != nil {
+			return out, nil, err
+		}
+		defer r.Close()
+		out, err = fn(ctx, service.New(r), in)
+		return out, r.Warnings(), err
+	})
+}
+
+// addRootTool is addTool for an operation that opens the repository
+// itself (service.Doctor): fn gets the main working tree of the one the
+// arguments name, and returns what it warned of with its result.
+func addRootTool[In interface{ where() string }, Out any](server *mcp.Server, t *tools, name, description string,
+	hints *mcp.ToolAnnotations, fn func(ctx context.Context, root string, in In) (Out, []string, error)) {
 	input, output, err := schema.Tool(name)
 	if err != nil {
 		panic("docs/schema/mcp/" + name + ".json: " + err.Error())
@@ -133,12 +168,7 @@ func addTool[In interface{ where() string }, Out any](server *mcp.Server, t *too
 		if err != nil {
 			return failure(err), nil
 		}
-		r, err := repo.Open(ctx, root, t.opts.Repo)
-		if err != nil {
-			return failure(err), nil
-		}
-		defer r.Close()
-		out, err := fn(ctx, service.New(r), in)
+		out, warnings, err := fn(ctx, root, in)
 		if err != nil {
 			return failure(err), nil
 		}
@@ -147,7 +177,7 @@ func addTool[In interface{ where() string }, Out any](server *mcp.Server, t *too
 			return nil, err
 		}
 		content := []mcp.Content{&mcp.TextContent{Text: string(data)}}
-		for _, w := range r.Warnings() {
+		for _, w := range warnings {
 			content = append(content, &mcp.TextContent{Text: "warning: " + w})
 		}
 		return &mcp.CallToolResult{Content: content, StructuredContent: json.RawMessage(data)}, nil

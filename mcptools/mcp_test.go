@@ -3,6 +3,7 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +48,7 @@ func TestAgentSession(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if strings.Join(names, " ") != "changes exec finish link list log remove start" {
+	if strings.Join(names, " ") != "changes doctor doctor_fix exec finish gc link list log pool_drain pool_status pool_warm remove restore start trash" {
 		t.Errorf("tools: %v", names)
 	}
 
@@ -141,5 +142,59 @@ func TestAgentSession(t *testing.T) {
 	call("list", map[string]any{}, &listed)
 	if len(listed.Envs) != 0 {
 		t.Errorf("the refused start made %+v", listed)
+	}
+}
+
+// TestFallbackSkipsContainedCommands: an agent's start whose full env
+// falls back to worktree (no engine answers), or that asks for worktree
+// under a policy approved for full environments' containers, runs none of
+// the approved setup on the host, and the tool's answer warns of it.
+func TestFallbackSkipsContainedCommands(t *testing.T) {
+	bin := build(t)
+	repoDir := gittest.NewRepo(t)
+	marker := filepath.Join(t.TempDir(), "HOST-MARKER")
+	policy := fmt.Sprintf("[isolation]\ndefault = \"full\"\n[container]\nimage = \"apex-test:latest\"\n[worktree]\nsetup = [%q]\n", "touch "+marker)
+	if err := os.WriteFile(filepath.Join(repoDir, ".apex.toml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir(), "XDG_STATE_HOME=", "DOCKER_HOST=unix:///nonexistent/docker.sock", "DOCKER_CONTEXT=",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	trust := exec.Command(bin, "trust")
+	trust.Dir, trust.Env = repoDir, env
+	if out, err := trust.CombinedOutput(); err != nil {
+		t.Fatalf("trust: %s %v", out, err)
+	}
+	cmd := exec.Command(bin, "mcp")
+	cmd.Dir, cmd.Env = repoDir, env
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	for name, isolation := range map[string]string{"fell": "", "asked": "worktree"} {
+		args := map[string]any{"workflow": "feature", "name": name}
+		if isolation != "" {
+			args["isolation"] = isolation
+		}
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "start", Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("start %s: %v %+v", name, err, res)
+		}
+		if _, err := os.Stat(marker); !os.IsNotExist(err) {
+			t.Fatalf("start %s: the setup ran on the host: %v", name, err)
+		}
+		var warned []string
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok && strings.HasPrefix(tc.Text, "warning: ") {
+				warned = append(warned, tc.Text)
+			}
+		}
+		if text := strings.Join(warned, "\n"); !strings.Contains(text, "which you approved to run in full environments' containers only:\n  worktree.setup: touch "+marker) ||
+			!strings.Contains(text, "git apex trust --host") {
+			t.Errorf("start %s: warnings %q", name, warned)
+		}
 	}
 }

@@ -91,10 +91,14 @@ func Anywhere(worktree string) []string {
 // NotCommitted is found (Anywhere's, or Disarm's GitDirs) without
 // the git directories the repository itself commits (a test fixture):
 // those whose every file at their top (HEAD, config, commondir: what git
-// reads there) is tracked in the worktree and unchanged, as one git
-// ls-files says; when git cannot say, every one counts. A .git entry
-// always counts: git tracks none. It is sorted.
-func NotCommitted(ctx context.Context, g *gitx.Repo, worktree string, found []string) []string {
+// reads there) is tracked in the worktree, unchanged, and as it is in
+// the env's start commit (start: the host's, before its container ran)
+// as git says (gitx.Repo.Pristine). A file committed since counts: the
+// container's own commits reach the env's branch and the host's index
+// through the exchange, so a config it committed is tracked and
+// unchanged too. When git cannot say, or start is "", every one counts.
+// A .git entry always counts: git tracks none. It is sorted.
+func NotCommitted(ctx context.Context, g *gitx.Repo, worktree, start string, found []string) []string {
 	tops := map[string][]string{}
 	var all []string
 	for _, rel := range found {
@@ -114,7 +118,7 @@ func NotCommitted(ctx context.Context, g *gitx.Repo, worktree string, found []st
 	}
 	var pristine map[string]bool
 	if len(all) > 0 {
-		pristine, _ = g.Pristine(ctx, worktree, all)
+		pristine, _ = g.Pristine(ctx, worktree, start, all)
 	}
 	var out []string
 	for _, rel := range found {
@@ -141,7 +145,7 @@ const recordName = "planted"
 // env's sandbox directory) for list; an empty record is removed. A
 // copied env's record is kept by its exchange instead (Placed).
 func AfterExec(ctx context.Context, r *repo.Repo, env *state.Env, dir string, gitDirs []string) {
-	found := NotCommitted(ctx, r.Git, env.Path, gitDirs)
+	found := NotCommitted(ctx, r.Git, env.Path, env.StartCommit, gitDirs)
 	keep(r, env.Identity, dir, found)
 	if len(found) > 0 {
 		r.Warnf("%s: %s", env.Identity, Describe(found))
@@ -149,10 +153,11 @@ func AfterExec(ctx context.Context, r *repo.Repo, env *state.Env, dir string, gi
 }
 
 // Placed is AfterExec for the files a copied exchange placed in the
-// host's worktree (slash-separated paths) for identity: the directories
-// holding them that git would take for a git directory are added to the
-// record in dir, with a warning.
-func Placed(ctx context.Context, r *repo.Repo, identity, worktree, dir string, placed []string) {
+// host's worktree (slash-separated paths) for identity, whose start
+// commit is start ("" for none: NotCommitted): the directories holding
+// them that git would take for a git directory are added to the record
+// in dir, with a warning.
+func Placed(ctx context.Context, r *repo.Repo, identity, worktree, start, dir string, placed []string) {
 	seen := map[string]bool{}
 	var dirs []string
 	for _, p := range placed {
@@ -163,7 +168,7 @@ func Placed(ctx context.Context, r *repo.Repo, identity, worktree, dir string, p
 			}
 		}
 	}
-	found := NotCommitted(ctx, r.Git, worktree, dirs)
+	found := NotCommitted(ctx, r.Git, worktree, start, dirs)
 	if len(found) == 0 {
 		return
 	}

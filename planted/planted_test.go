@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -16,7 +17,9 @@ import (
 // in a tracked, an ignored and an untracked directory, a FIFO .git and a
 // .git file, next to a committed fixture; Anywhere finds them all, and
 // NotCommitted drops the fixture only while every file at its top is
-// tracked and unchanged (an untracked config planted in it counts).
+// tracked, unchanged and as in the start commit (an untracked config
+// planted in it counts, and so does one committed since, as the
+// container's commits are: with no start commit every one counts).
 func TestAnywhereNotCommitted(t *testing.T) {
 	dir := gittest.NewRepo(t)
 	gitDir := func(rel string) {
@@ -33,6 +36,7 @@ func TestAnywhereNotCommitted(t *testing.T) {
 	write(t, filepath.Join(dir, ".gitignore"), ".idea/\n")
 	gittest.Git(t, dir, "add", ".")
 	gittest.Git(t, dir, "commit", "-q", "-m", "fixture")
+	start := strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	gitDir("doc")
 	gitDir(".idea/y")
 	gitDir("new/sub")
@@ -52,13 +56,21 @@ func TestAnywhereNotCommitted(t *testing.T) {
 	if slices.Sort(found); !slices.Equal(found, want) {
 		t.Fatalf("Anywhere = %q, want %q", found, want)
 	}
-	got := NotCommitted(ctx, g, dir, found)
+	got := NotCommitted(ctx, g, dir, start, found)
 	if want := slices.DeleteFunc(slices.Clone(want), func(s string) bool { return s == "fixture" }); !slices.Equal(got, want) {
 		t.Errorf("NotCommitted = %q, want %q", got, want)
 	}
+	if got := NotCommitted(ctx, g, dir, "", []string{"fixture"}); !slices.Equal(got, []string{"fixture"}) {
+		t.Errorf("NotCommitted of the fixture with no start commit = %q, want it", got)
+	}
 	write(t, filepath.Join(dir, "fixture", "config"), "[core]\n\tfsmonitor = touch PWNED\n")
-	if got := NotCommitted(ctx, g, dir, []string{"fixture"}); !slices.Equal(got, []string{"fixture"}) {
+	if got := NotCommitted(ctx, g, dir, start, []string{"fixture"}); !slices.Equal(got, []string{"fixture"}) {
 		t.Errorf("NotCommitted of the fixture with a planted config = %q, want it", got)
+	}
+	gittest.Git(t, dir, "add", "fixture/config")
+	gittest.Git(t, dir, "commit", "-q", "-m", "the container's")
+	if got := NotCommitted(ctx, g, dir, start, []string{"fixture"}); !slices.Equal(got, []string{"fixture"}) {
+		t.Errorf("NotCommitted of the fixture with a config committed since the start = %q, want it", got)
 	}
 }
 

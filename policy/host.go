@@ -141,6 +141,31 @@ func (p *Policy) modeChoices() []string {
 	return choices
 }
 
+// RunsCommandsOnHost reports whether the policy's own choices of mode run
+// its commands on the host in some environment: its default (worktree when
+// unset), an override or a workflow's isolation is worktree or shared. An
+// approval of a policy whose choices are all full covers its commands in
+// containers only: an environment that falls back to worktree, or that is
+// asked for in a weaker mode, is not where they were approved to run.
+func (p *Policy) RunsCommandsOnHost() bool {
+	if p.Isolation.Default != Full {
+		return true
+	}
+	var modes []Mode
+	for _, m := range p.Isolation.Overrides {
+		modes = append(modes, m)
+	}
+	for _, w := range p.Workflow {
+		modes = append(modes, w.Isolation)
+	}
+	for _, m := range modes {
+		if m != "" && m != Full {
+			return true
+		}
+	}
+	return false
+}
+
 // BesideCheckout reports whether an environment root that really leads
 // to target may be used without approval, for the main checkout that
 // really is checkout: in the checkout, or exactly one directory directly

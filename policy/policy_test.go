@@ -367,3 +367,26 @@ func TestBounds(t *testing.T) {
 		}
 	}
 }
+
+// An approval of a policy whose choices of mode are all full covers its
+// commands in containers only; any choice of worktree or shared (the
+// default one included) puts them on the host.
+func TestRunsCommandsOnHost(t *testing.T) {
+	for text, want := range map[string]bool{
+		"":                                  true, // the default is worktree
+		"[isolation]\ndefault = \"full\"\n": false,
+		"[isolation]\ndefault = \"full\"\nstrict = true\n":                                false,
+		"[isolation]\ndefault = \"full\"\n[isolation.overrides]\ntask = \"shared\"\n":     true,
+		"[isolation]\ndefault = \"full\"\n[workflow.scratch]\nisolation = \"worktree\"\n": true,
+		"[isolation]\ndefault = \"full\"\n[workflow.agent]\nisolation = \"full\"\n":       false,
+		"[isolation]\ndefault = \"worktree\"\n[workflow.agent]\nisolation = \"full\"\n":   true,
+	} {
+		p, err := Decode("p", text)
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if got := p.RunsCommandsOnHost(); got != want {
+			t.Errorf("%q: RunsCommandsOnHost = %v, want %v", text, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/state"
 	"github.com/git-apex/git-apex/trust"
 )
 
@@ -36,16 +37,40 @@ func (r *Repo) TrustedFull(pol *policy.Policy) (bool, policy.HostSettings, error
 
 // trusted is Trusted, and with full TrustedFull.
 func (r *Repo) trusted(pol *policy.Policy, full bool) (bool, policy.HostSettings, error) {
-	host := pol.HostSettings(r.Git.MainRoot(), r.Git.Name)
+	ok, _, host, err := r.lookup(pol, full)
+	return ok, host, err
+}
+
+// lookup finds the approval of the policy's host settings (full as for
+// TrustedFull), and whether it covers their commands on the host too
+// (see TrustedOnHost).
+func (r *Repo) lookup(pol *policy.Policy, full bool) (approved, onHost bool, host policy.HostSettings, err error) {
+	host = pol.HostSettings(r.Git.MainRoot(), r.Git.Name)
 	if host.Empty() && !(full && host.ForFull()) {
-		return true, host, nil
+		return true, true, host, nil
 	}
 	store, err := r.trustStore()
 	if err != nil {
-		return false, host, err
+		return false, false, host, err
 	}
-	ok, err := store.Approved(r.Key(), host.Hash())
-	return ok, host, err
+	approved, onHost, err = store.Approved(r.Key(), host.Hash())
+	return approved, onHost || approved && pol.RunsCommandsOnHost(), host, err
+}
+
+// TrustedOnHost reports whether the policy's commands may run on the
+// host, in a worktree or shared environment: they are approved, and the
+// approval covers the host. It does when the policy's own choices of
+// mode run them on the host somewhere (policy.RunsCommandsOnHost), or when
+// the user approved them there (`git apex trust --host`); a policy whose
+// choices are all full was approved for its containers only, and an
+// environment that fell back from full must not run them where no one
+// approved them. A policy with no commands needs nothing.
+func (r *Repo) TrustedOnHost(pol *policy.Policy) (bool, policy.HostSettings, error) {
+	_, onHost, host, err := r.lookup(pol, false)
+	if len(host.Commands) == 0 {
+		return err == nil, host, err
+	}
+	return onHost, host, err
 }
 
 // Key names this repository in the user's approvals and on its
@@ -59,11 +84,24 @@ func (r *Repo) WarnUntrusted(host policy.HostSettings) {
 		strings.Join(host.Lines(), "\n  "))
 }
 
+// WarnNotOnHost says that commands approved for full environments'
+// containers only are not run on the host for env, which is not in one,
+// and how to approve them there.
+func (r *Repo) WarnNotOnHost(env *state.Env, commands []string) {
+	how := "is in " + env.Mode + " isolation"
+	if env.ModeAsked != "" && env.ModeAsked != env.Mode {
+		how = "asked for " + env.ModeAsked + " isolation but got " + env.Mode
+	}
+	r.Warnf("%s %s, on the host: not running these commands of the policy there, which you approved to run in full environments' containers only:\n  %s\nreview them, and the files they run, then run `git apex trust --host` to let them run on the host too",
+		env.Identity, how, strings.Join(commands, "\n  "))
+}
+
 // Trust approves the policy's host settings for this repository, or with
-// revoke withdraws the approval. It returns the settings approved (none
-// when there is nothing to approve) and, for revoke, whether there was
-// an approval to withdraw.
-func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error) {
+// revoke withdraws the approval; with onHost the approval lets the
+// policy's commands run on the host too (see TrustedOnHost). It returns
+// the settings approved (none when there is nothing to approve) and, for
+// revoke, whether there was an approval to withdraw.
+func (r *Repo) Trust(revoke, onHost bool) (host policy.HostSettings, had bool, err error) {
 	store, err := r.trustStore()
 	if err != nil {
 		return host, false, err
@@ -80,7 +118,7 @@ func (r *Repo) Trust(revoke bool) (host policy.HostSettings, had bool, err error
 	if !host.ForFull() {
 		return host, false, nil
 	}
-	return host, false, store.Approve(r.Key(), host.Hash())
+	return host, false, store.Approve(r.Key(), host.Hash(), onHost)
 }
 
 // CheckEnvPath refuses (exit 3) an env at path when the policy's
@@ -165,4 +203,8 @@ type TrustReport struct {
 	Approved   bool     `json:"approved"`   // the current settings are approved (or need no approval)
 	Revoked    bool     `json:"revoked"`    // an approval was withdrawn
 	Settings   []string `json:"settings"`   // what the approval covers
+	// OnHost reports whether the approved commands may run on the host,
+	// in a worktree or shared environment (one that fell back from full
+	// included): the policy runs them there itself, or --host said so.
+	OnHost bool `json:"on_host"`
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/exitcode"
@@ -55,9 +57,17 @@ func BringBackEnv(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state
 // earlier git-apex made with the old layout, again, on that engine. An
 // engine that does not answer is exit 6, and no container is made
 // elsewhere. An env made before engines were recorded records the
-// engine its container is found on.
+// engine its container is found on. One whose mounted worktree has
+// submodules below its top (made before they were refused) is refused,
+// exit 3, and runs nothing.
 func Running(ctx context.Context, r *repo.Repo, env *state.Env) (container.Runtime, string, error) {
-	eng, err := OfEnv(r, env).on(ctx)
+	s := OfEnv(r, env)
+	if !s.Copied() { // made before submodules below the top were refused
+		if err := s.refuseNested(slices.Sorted(maps.Keys(s.gitlinks()))); err != nil {
+			return nil, "", err
+		}
+	}
+	eng, err := s.on(ctx)
 	if err != nil {
 		return nil, "", exitcode.New(exitcode.Runtime, "cannot run in %s: %v", env.Identity, err)
 	}
@@ -124,7 +134,7 @@ func Remake(ctx context.Context, r *repo.Repo, env *state.Env) (string, error) {
 	if err == nil && (!s.Exists() || s.Copied()) { // a copied container's files come from the host again
 		err = s.Make(ctx, tip, pol)
 	} else if err == nil {
-		err = s.ProtectGitlinks(ctx, tip)
+		err = s.ProtectGitlinks(ctx, tip, true)
 	}
 	if err != nil {
 		return "", fmt.Errorf("cannot make the private git directory of %s: %w", env.Identity, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/copymode"
+	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/planted"
 	"github.com/git-apex/git-apex/policy"
@@ -148,7 +149,7 @@ func (s *Sandbox) BringBack(ctx context.Context, lk *gitx.Locked, ctr string) (R
 	var b Result
 	if copied {
 		b.Files, b.Conflicts, err = s.copied().Place(files)
-		planted.Placed(ctx, s.r, s.identity, s.worktree, s.dir, files.Placed())
+		planted.Placed(ctx, s.r, s.identity, s.worktree, s.start, s.dir, files.Placed())
 		if err != nil {
 			s.report(b)
 			return b, fmt.Errorf("cannot bring back the container's files: %w", err)
@@ -271,7 +272,10 @@ func (s *Sandbox) HostTip(ctx context.Context) (string, error) {
 // it (commits made on the host, a rebase there) and the container has
 // not moved it since the last exchange; a copied container is given the
 // objects and files too (copymode.Worktree.HandOver). It costs a git process and a file
-// read when nothing moved.
+// read when nothing moved. When the host's commits add submodules its
+// container was not made with, a mounted worktree's is refused (exit 3:
+// their directories are writable inside, see Submodules), a copied one's
+// an error: either way nothing is sent.
 func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string) error {
 	last := s.loadSynced()
 	host, err := s.HostTip(ctx)
@@ -279,15 +283,19 @@ func (s *Sandbox) SendOver(ctx context.Context, rt container.Runtime, ctr string
 		return err
 	}
 	copied := s.Copied()
-	if !copied && !s.Unchanged() {
-		return nil // the container moved it too: bringBack decides
-	}
 	if strays, err := s.unprotected(ctx, host); err != nil || len(strays) > 0 {
 		if err != nil {
 			return err
 		}
+		if !copied { // their directories are in the mounted worktree, writable inside
+			return exitcode.New(exitcode.Refused, "the host's commits add submodules (%s) whose directories its container could write, and a plain `git status` on the host would enter a .git it planted there; it runs nothing until it is made again: remove the container with `docker rm -f %s`, and the next exec makes it again",
+				strings.Join(strays, ", "), s.name)
+		}
 		return fmt.Errorf("the host's commits add submodules (%s) whose directories its container could write; they are not given to it until it is made again: remove the container with `docker rm -f %s`, and the next exec makes it again",
 			strings.Join(strays, ", "), s.name)
+	}
+	if !copied && !s.Unchanged() {
+		return nil // the container moved it too: bringBack decides
 	}
 	c := policyOf(s.r).Container
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(c.ExchangeTimeout))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/copymode"
+	"github.com/git-apex/git-apex/exitcode"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
@@ -54,7 +55,9 @@ import (
 // it names. So a full env's submodules are not initialised, their
 // directories are empty and read-only inside the container, and commits
 // from the container that add a submodule elsewhere are kept aside, not
-// brought onto the branch.
+// brought onto the branch. A mounted worktree takes submodules at its top
+// only (refuseNested): the directory above a deeper one can be renamed,
+// its mount with it.
 
 // gitDirInside is where a container sees its env's private git directory.
 const gitDirInside = "/git-apex/gitdir"
@@ -67,6 +70,7 @@ type Sandbox struct {
 	identity string // the env's, or the batch task's
 	worktree string // the worktree the container works in
 	ref      string // what comes back: refs/heads/<branch>, or HEAD when detached
+	start    string // the env's start commit (state.Env.StartCommit); "": none, a batch task's
 	port     int    // the first of the env's port block, published with a bridge network; 0: none
 	engine   *Engine
 	pin      string // the record of the engine its env was made on (state.Env.Engine); "": none
@@ -142,7 +146,7 @@ func For(r *repo.Repo, identity, worktree, branch string) *Sandbox {
 // was made on.
 func OfEnv(r *repo.Repo, env *state.Env) *Sandbox {
 	s := For(r, env.Identity, env.Path, env.Branch).WithPorts(env.Metadata[state.PortKey])
-	s.pin = env.Engine
+	s.pin, s.start = env.Engine, env.StartCommit
 	return s
 }
 
@@ -182,6 +186,15 @@ func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) erro
 	byCopy, err := s.byCopy(ctx, pol)
 	if err != nil {
 		return err
+	}
+	gitlinks, err := s.r.Git.Gitlinks(ctx, tip)
+	if err != nil {
+		return err
+	}
+	if !byCopy {
+		if err := s.refuseNested(gitlinks); err != nil {
+			return err
+		}
 	}
 	if _, err := s.r.Private(Root(s.r)); err != nil {
 		return fmt.Errorf("cannot close %s to other users: %w", Root(s.r), err)
@@ -237,7 +250,7 @@ func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) erro
 	if err := s.saveSynced(tip, tip); err != nil {
 		return err
 	}
-	if err := s.ProtectGitlinks(ctx, tip); err != nil {
+	if err := s.protect(gitlinks); err != nil {
 		return err
 	}
 	if byCopy { // what the host held is recorded when the files are copied in
@@ -249,17 +262,50 @@ func (s *Sandbox) Make(ctx context.Context, tip string, pol *policy.Policy) erro
 }
 
 // ProtectGitlinks records commit's submodule paths as the ones the
-// sandbox's container gets read-only.
-func (s *Sandbox) ProtectGitlinks(ctx context.Context, commit string) error {
+// sandbox's container gets read-only. A mounted worktree may have none
+// below its top (refuseNested).
+func (s *Sandbox) ProtectGitlinks(ctx context.Context, commit string, mounted bool) error {
 	paths, err := s.r.Git.Gitlinks(ctx, commit)
 	if err != nil {
 		return err
 	}
+	if mounted {
+		if err := s.refuseNested(paths); err != nil {
+			return err
+		}
+	}
+	return s.protect(paths)
+}
+
+// protect records paths as the submodule paths read-only in the
+// sandbox's container (gitlinks).
+func (s *Sandbox) protect(paths []string) error {
 	tmp := filepath.Join(s.dir, "gitlinks.tmp")
 	if err := os.WriteFile(tmp, []byte(strings.Join(paths, "\x00")), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(s.dir, "gitlinks"))
+}
+
+// refuseNested refuses (exit 3) submodule paths below a mounted
+// worktree's top (deps/lib): only the submodule's directory is mounted
+// read-only, and the container may rename the directory above it (the
+// mount moves with it: `mv deps deps.old`), make deps/lib again with a
+// .git whose config sets core.fsmonitor, and a plain `git status` on the
+// host enters it, a process it left behind doing so after every check.
+// A mount point itself cannot be renamed, so one at the top stays.
+func (s *Sandbox) refuseNested(paths []string) error {
+	var nested []string
+	for _, p := range paths {
+		if strings.Contains(p, "/") {
+			nested = append(nested, p)
+		}
+	}
+	if len(nested) == 0 {
+		return nil
+	}
+	return exitcode.New(exitcode.Refused, "%s has submodules below the top of its worktree (%s), which its container could move away and plant again with a .git that a plain `git status` on the host obeys; a full environment with its worktree mounted takes only top-level submodules: use copy mode ([container].transfer = \"copy\"), or move them to the top",
+		s.identity, strings.Join(nested, ", "))
 }
 
 // gitlinks are the submodule paths read-only in the sandbox's container.

@@ -1,7 +1,8 @@
 // Package service is the one set of operations that the command line,
 // the HTTP API (serve) and MCP (mcp) offer on an opened repository:
 // start, list and get, remove, close and finish, link and unlink, exec,
-// changes, and the event log. Each takes a typed request and returns a
+// changes, the event log, and the repository's upkeep: gc, the warm
+// pool's status, warm and drain, doctor, and the trash and restore. Each takes a typed request and returns a
 // typed result in the JSON vocabulary the three share, or an error that
 // carries its exit code (exitcode; a FieldError also names the field that
 // was wrong). The three only print, serve or answer these results, so

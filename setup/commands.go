@@ -95,7 +95,10 @@ func (t *tailBuffer) String() string {
 }
 
 // RemoveHooks returns the lifecycle hooks a removal runs: none when the
-// policy's commands are not approved (with a warning when it has some).
+// policy's commands are not approved (with a warning when it has some),
+// and no pre_remove for an env on the host (not full) when they were
+// approved in containers only (with a warning). post_remove runs in the
+// main checkout, on the host, for every env, as approved.
 // An invalid policy stops the removal, since its hooks cannot be known,
 // unless force.
 func RemoveHooks(r *repo.Repo, env *state.Env, force bool) (policy.Hooks, error) {
@@ -117,6 +120,20 @@ func RemoveHooks(r *repo.Repo, env *state.Env, force bool) (policy.Hooks, error)
 			r.WarnUntrusted(host)
 		}
 		return policy.Hooks{}, err
+	}
+	if len(hooks.PreRemove) > 0 && !env.Contained() {
+		onHost, _, err := r.TrustedOnHost(pol)
+		if err != nil {
+			return policy.Hooks{}, err
+		}
+		if !onHost { // approved in containers only: not here, on the host
+			pending := make([]string, len(hooks.PreRemove))
+			for i, command := range hooks.PreRemove {
+				pending[i] = "hooks.pre_remove: " + command
+			}
+			r.WarnNotOnHost(env, pending)
+			hooks.PreRemove = nil
+		}
 	}
 	return hooks, nil
 }

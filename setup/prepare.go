@@ -23,7 +23,10 @@ import (
 // the setup commands and post_create hooks. Commands, and copies from
 // outside the checkout, happen only when `git apex trust` approved them;
 // otherwise a warning lists them. They run through run (nil: on the
-// host; a full env's run in its container), and give (when not nil)
+// host; a full env's run in its container); on the host only when the
+// approval covers the host (repo.Repo.TrustedOnHost: not for a policy
+// approved to run them in containers only, whose env fell back to
+// worktree), else a warning names them. give (when not nil)
 // hands the files copied to the env's container first (copy mode's sees
 // none of the host's). A failing command leaves the env in
 // place, marked in its metadata, and is returned.
@@ -63,6 +66,24 @@ func Prepare(ctx context.Context, r *repo.Repo, env *state.Env, pol *policy.Poli
 		{"worktree.setup", pol.Worktree.Setup},
 		{"workflow." + env.Workflow + ".setup", pol.Workflow[env.Workflow].Setup},
 		{"hooks.post_create", pol.Hooks.PostCreate},
+	}
+	if !env.Contained() {
+		var pending []string
+		for _, step := range steps {
+			for _, command := range step.commands {
+				pending = append(pending, step.key+": "+command)
+			}
+		}
+		if len(pending) > 0 {
+			onHost, _, err := r.TrustedOnHost(pol)
+			if err != nil {
+				return err
+			}
+			if !onHost { // approved in containers only: not here, on the host
+				r.WarnNotOnHost(env, pending)
+				return r.Store.Record(ctx, env, "skipped", fmt.Sprintf("setup: %d command(s) approved in containers only, not run on the host", len(pending)))
+			}
+		}
 	}
 	for _, step := range steps {
 		if err := Run(ctx, r, env, env.Path, step.key, step.commands, run); err != nil {

@@ -58,6 +58,13 @@ type Entry struct {
 	// content the discard deleted without keeping it; only in the result
 	// of the discard that made the entry.
 	TooBig []Big `json:"too_big,omitempty"`
+	// OverTotal are the files, untracked or changed, each within MaxFile,
+	// that did not fit in MaxTotal with those before them, whose content
+	// the discard deleted without keeping it; only in the result of the
+	// discard that made the entry.
+	OverTotal []Big `json:"over_total,omitempty"`
+	// held is what the files kept so far hold, in bytes, against MaxTotal.
+	held int64
 	// IgnoredNotKept are the ignored files (and directories, as dir/, of
 	// which nothing was kept) that the discard deleted without keeping
 	// them: those no pattern of keepIgnored (Record) matched; only in the
@@ -77,6 +84,35 @@ type Big struct {
 // removal, and every command waiting on the lock, 82 s). Bigger files
 // are deleted with the worktree, and named (Entry.TooBig).
 const MaxFile = 100 << 20
+
+// MaxTotal is the most all the files one entry keeps may hold together:
+// MaxFile bounds one file, not their number, and a container makes 100
+// sparse files of 99 MiB in an instant (hashing them held a removal,
+// and every command waiting on the lock, 68 s). The files, in git's
+// order, are kept while they fit; those that do not are deleted with
+// the worktree, and named (Entry.OverTotal). It is hashed well within
+// gitx.ContainedLimit, the time git has in a full env's worktree.
+const MaxTotal = 256 << 20
+
+// admit reports whether the trash keeps a file of size bytes at path: one
+// over MaxFile goes to TooBig, one that would take the entry past
+// MaxTotal to OverTotal.
+func (e *Entry) admit(path string, size int64) bool {
+	switch {
+	case size > MaxFile:
+		e.TooBig = append(e.TooBig, Big{Path: path, Size: size})
+	case e.held+size > MaxTotal:
+		e.OverTotal = append(e.OverTotal, Big{Path: path, Size: size})
+	default:
+		e.held += size
+		return true
+	}
+	return false
+}
+
+// leftSome reports whether e left out anything (NotKept, TooBig,
+// OverTotal): an entry is made for that alone, for its note to name it.
+func (e *Entry) leftSome() bool { return len(e.NotKept)+len(e.TooBig)+len(e.OverTotal) > 0 }
 
 // The lines of an entry's message that say what it was.
 const (
@@ -121,8 +157,9 @@ type Options struct {
 // are as the commit checked out, no ignored file matches KeepIgnored and
 // no commit is held by HEAD alone. The entry names the ignored files it
 // did not keep. what gives Identity, Branch, Base and Mode. A status
-// that fails (a trap.Error, say) is returned as it is; work that cannot
-// be kept is a refusal (exit 3): the caller deletes nothing.
+// that fails (a trap.Error, say) is returned as it is, and so is a git
+// that does not finish within the worktree's gitx.Bound; work that
+// cannot be kept is a refusal (exit 3): the caller deletes nothing.
 func Record(ctx context.Context, lk *gitx.Locked, what Entry, opts Options, now time.Time) (*Entry, error) {
 	changes, err := lk.Status(ctx, what.Path, gitx.StatusOptions{Contained: opts.Contained})
 	if err != nil {
@@ -133,6 +170,9 @@ func Record(ctx context.Context, lk *gitx.Locked, what Entry, opts Options, now 
 		return nil, err
 	}
 	e, err := record(ctx, lk, what, opts.KeepIgnored, commits, now)
+	if timeout := (*gitx.TimeoutError)(nil); errors.As(err, &timeout) {
+		return nil, err // the caller decides: a forced removal goes on without the entry
+	}
 	if err != nil {
 		lost := changes.Files()
 		switch {
@@ -198,7 +238,7 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []stri
 	if err != nil {
 		return nil, err
 	}
-	if workTree == headTree && indexTree == headTree && len(left.NotKept)+len(left.TooBig) == 0 && commits == 0 {
+	if workTree == headTree && indexTree == headTree && !left.leftSome() && commits == 0 {
 		return nil, nil // an entry is made for what it left out alone: its note names it
 	}
 	files, err := changedPaths(ctx, lk, headTree, indexTree, workTree)
@@ -207,7 +247,7 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []stri
 	}
 	e := what
 	e.Path, e.Head, e.Files, e.Commits, e.At, e.NotKept, e.TooBig = dir, head, files, commits, now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig
-	e.IgnoredNotKept = left.IgnoredNotKept
+	e.IgnoredNotKept, e.OverTotal = left.IgnoredNotKept, left.OverTotal
 	return keep(ctx, lk, e, indexTree, workTree)
 }
 
@@ -331,8 +371,8 @@ func literal(paths []string) []string {
 }
 
 // matching returns the untracked files under the ignored paths that the
-// gitignore patterns match, but those over MaxFile (into left.TooBig)
-// and nested repositories (git lists them as dir/: they stay not kept).
+// gitignore patterns match, but those over MaxFile or past MaxTotal
+// (into left.TooBig and left.OverTotal) and nested repositories (git lists them as dir/: they stay not kept).
 func matching(ctx context.Context, lk *gitx.Locked, dir string, patterns, ignoredPaths []string, left *Entry) ([]string, error) {
 	list, err := os.CreateTemp("", "apex-keep-ignored-")
 	if err != nil {
@@ -352,9 +392,7 @@ func matching(ctx context.Context, lk *gitx.Locked, dir string, patterns, ignore
 		info, err := os.Lstat(filepath.Join(dir, p))
 		switch {
 		case strings.HasSuffix(p, "/") || err != nil:
-		case info.Mode().IsRegular() && info.Size() > MaxFile:
-			left.TooBig = append(left.TooBig, Big{Path: p, Size: info.Size()})
-		default:
+		case !info.Mode().IsRegular() || left.admit(p, info.Size()):
 			keepPaths = append(keepPaths, p)
 		}
 	}
@@ -367,13 +405,13 @@ func nonEmpty(paths []string) []string {
 }
 
 // leftOut is what the trash does not keep of the working tree at dir,
-// where git runs with env added, in an Entry's NotKept and TooBig: the
-// untracked nested repositories (as dir/: git would only record the
-// commit one has checked out, and fails on one with none; and git is not
-// run inside one: a container may have planted it, with a config that
-// runs commands), and the files over MaxFile, untracked or changed,
-// which git is not given to read (a changed tracked one keeps its
-// committed content).
+// where git runs with env added, in an Entry's NotKept, TooBig and
+// OverTotal: the untracked nested repositories (as dir/: git would only
+// record the commit one has checked out, and fails on one with none; and
+// git is not run inside one: a container may have planted it, with a
+// config that runs commands), and the files over MaxFile or past
+// MaxTotal, untracked or changed, which git is not given to read (a
+// changed tracked one keeps its committed content).
 func leftOut(ctx context.Context, lk *gitx.Locked, dir string, env []string) (Entry, error) {
 	var left Entry
 	untracked, err := lk.Run(ctx, dir, env, "ls-files", "-z", "--others", "--exclude-standard")
@@ -387,8 +425,8 @@ func leftOut(ctx context.Context, lk *gitx.Locked, dir string, env []string) (En
 	for _, p := range strings.Split(untracked+changed, "\x00") {
 		if strings.HasSuffix(p, "/") { // git lists a nested repository as a directory
 			left.NotKept = append(left.NotKept, p)
-		} else if info, err := os.Lstat(filepath.Join(dir, p)); p != "" && err == nil && info.Mode().IsRegular() && info.Size() > MaxFile {
-			left.TooBig = append(left.TooBig, Big{Path: p, Size: info.Size()})
+		} else if info, err := os.Lstat(filepath.Join(dir, p)); p != "" && err == nil && info.Mode().IsRegular() {
+			left.admit(p, info.Size())
 		}
 	}
 	return left, nil
@@ -397,7 +435,7 @@ func leftOut(ctx context.Context, lk *gitx.Locked, dir string, env []string) (En
 // omitted are the paths of what leftOut found.
 func (e Entry) omitted() []string {
 	paths := slices.Clone(e.NotKept)
-	for _, b := range e.TooBig {
+	for _, b := range append(slices.Clone(e.TooBig), e.OverTotal...) {
 		paths = append(paths, b.Path)
 	}
 	return paths

@@ -3,6 +3,9 @@
 // ($XDG_STATE_HOME/git-apex/trust.json), never in a repository, keyed on
 // the repository's location and a hash of exactly the approved settings:
 // a changed policy, or a copy of the repository elsewhere, is not approved.
+// An approval also records whether the user let the policy's commands run
+// on the host where the policy itself would run them only in containers
+// (`git apex trust --host`).
 package trust
 
 import (
@@ -19,6 +22,9 @@ import (
 type approval struct {
 	Hash       string    `json:"hash"`
 	ApprovedAt time.Time `json:"approved_at"`
+	// OnHost is set when the user approved the commands on the host too,
+	// beyond where the policy's own choices of mode run them.
+	OnHost bool `json:"on_host,omitempty"`
 }
 
 // file is the JSON the approvals are kept in.
@@ -45,21 +51,27 @@ func Open() (*Store, error) {
 	return &Store{path: filepath.Join(dir, "git-apex", "trust.json")}, nil
 }
 
-// Approved reports whether repo's settings with this hash are approved.
-func (s *Store) Approved(repo, hash string) (bool, error) {
+// Approved reports whether repo's settings with this hash are approved,
+// and onHost whether that approval lets their commands run on the host
+// too (see Approve).
+func (s *Store) Approved(repo, hash string) (approved, onHost bool, err error) {
 	f, err := s.read()
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	a, ok := f.Approvals[repo]
-	return ok && a.Hash == hash, nil
+	approved = ok && a.Hash == hash
+	return approved, approved && a.OnHost, nil
 }
 
 // Approve records repo's settings with this hash as approved, replacing
-// any earlier approval for repo.
-func (s *Store) Approve(repo, hash string) error {
+// any earlier approval for repo. With onHost the approval lets their
+// commands run on the host too, where the policy would run them only in
+// full environments' containers (an environment that fell back to
+// worktree, say); without it an earlier onHost is withdrawn.
+func (s *Store) Approve(repo, hash string, onHost bool) error {
 	return s.update(func(f *file) {
-		f.Approvals[repo] = approval{Hash: hash, ApprovedAt: time.Now().UTC()}
+		f.Approvals[repo] = approval{Hash: hash, ApprovedAt: time.Now().UTC(), OnHost: onHost}
 	})
 }
 

@@ -14,25 +14,46 @@ func TestApproveRevoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.Approved("/r/.git", "h1"); ok || err != nil {
+	if ok, _, err := s.Approved("/r/.git", "h1"); ok || err != nil {
 		t.Fatalf("approved before anything: %v, %v", ok, err)
 	}
-	if err := s.Approve("/r/.git", "h1"); err != nil {
+	if err := s.Approve("/r/.git", "h1", false); err != nil {
 		t.Fatal(err)
 	}
 	for repo, hash := range map[string]string{"/r/.git": "h2", "/copy/.git": "h1"} {
-		if ok, _ := s.Approved(repo, hash); ok {
+		if ok, _, _ := s.Approved(repo, hash); ok {
 			t.Errorf("%s with %s approved", repo, hash)
 		}
 	}
-	if ok, _ := s.Approved("/r/.git", "h1"); !ok {
-		t.Error("approval lost")
+	if ok, onHost, _ := s.Approved("/r/.git", "h1"); !ok || onHost {
+		t.Errorf("Approved = %v, on host %v; want approved, not on the host", ok, onHost)
 	}
 	if had, err := s.Revoke("/r/.git"); !had || err != nil {
 		t.Errorf("Revoke = %v, %v", had, err)
 	}
-	if ok, _ := s.Approved("/r/.git", "h1"); ok {
+	if ok, _, _ := s.Approved("/r/.git", "h1"); ok {
 		t.Error("approved after revoke")
+	}
+}
+
+func TestOnHostIsPartOfTheApproval(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	s, _ := Open()
+	if err := s.Approve("/r/.git", "h1", true); err != nil {
+		t.Fatal(err)
+	}
+	if ok, onHost, _ := s.Approved("/r/.git", "h1"); !ok || !onHost {
+		t.Errorf("after Approve on the host: %v, %v", ok, onHost)
+	}
+	if _, onHost, _ := s.Approved("/r/.git", "h2"); onHost {
+		t.Error("on the host for other settings")
+	}
+	// Approving again without it withdraws it.
+	if err := s.Approve("/r/.git", "h1", false); err != nil {
+		t.Fatal(err)
+	}
+	if ok, onHost, _ := s.Approved("/r/.git", "h1"); !ok || onHost {
+		t.Errorf("after Approve in containers only: %v, %v", ok, onHost)
 	}
 }
 
@@ -44,14 +65,14 @@ func TestConcurrentApprovalsAreAllKept(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.Approve(strings.Repeat("r", i+1), "h"); err != nil {
+			if err := s.Approve(strings.Repeat("r", i+1), "h", false); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
 	wg.Wait()
 	for i := range 20 {
-		if ok, _ := s.Approved(strings.Repeat("r", i+1), "h"); !ok {
+		if ok, _, _ := s.Approved(strings.Repeat("r", i+1), "h"); !ok {
 			t.Errorf("approval %d lost", i)
 		}
 	}
@@ -63,7 +84,7 @@ func TestCorruptFileSaysWhatToDo(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "git-apex"), 0o700)
 	os.WriteFile(filepath.Join(dir, "git-apex", "trust.json"), []byte("{nope"), 0o600)
 	s, _ := Open()
-	if _, err := s.Approved("/r", "h"); err == nil || !strings.Contains(err.Error(), "fix or delete the file") {
+	if _, _, err := s.Approved("/r", "h"); err == nil || !strings.Contains(err.Error(), "fix or delete the file") {
 		t.Errorf("corrupt file: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ func batchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "batch",
 		Usage:     "run many tasks in parallel, each in its own isolated place",
-		UsageText: "git apex batch [--parallelism N] [--isolation worktree|full|shared|auto] [--engines CTX,...] [--strict] [--results FILE] [--keep-failed] <tasks.toml>",
+		UsageText: "git apex batch [--parallelism N] [--isolation worktree|full|shared|auto] [--engines CTX,...] [--strict | --fallback] [--results FILE] [--keep-failed] <tasks.toml>",
 		Description: "Reads [[task]] tables (id, repo, base, setup, files, run, timeout) and runs them N at a time, in warm " +
 			"pool slots (worktree) or one at a time in the main checkout (shared; auto picks shared when N is 1). One JSON " +
 			"line per task goes to --results (default stdout) as it finishes; each task's output goes to its own log. " +
@@ -30,7 +30,8 @@ func batchCommand() *cli.Command {
 			&cli.StringFlag{Name: "isolation", Value: "auto", Usage: "worktree, full, shared or auto"},
 			&cli.StringFlag{Name: "results", Usage: "write the JSON lines to `FILE` instead of stdout"},
 			&cli.BoolFlag{Name: "keep-failed", Usage: "keep a failed task's slot as a preserved environment"},
-			&cli.BoolFlag{Name: "strict", Usage: "with --isolation full, fail (exit 6) instead of falling back to worktree"},
+			&cli.BoolFlag{Name: "strict", Usage: "with --isolation full or --engines, fail (exit 6) rather than leave out an engine that does not answer"},
+			&cli.BoolFlag{Name: "fallback", Usage: "with --isolation full, run the tasks in worktree slots on the host when no container can be had (without it: exit 6)"},
 			&cli.StringFlag{Name: "engines", Usage: "spread the tasks over these Docker contexts (`CTX,...`), N at a time on each"},
 		},
 		Action: func(c *cli.Context) error {
@@ -40,6 +41,9 @@ func batchCommand() *cli.Command {
 			}
 			if c.Int("parallelism") < 1 {
 				return cmdline.UsageError(c, "--parallelism must be 1 or more")
+			}
+			if c.Bool("fallback") && (c.String("isolation") != "full" || c.Bool("strict") || c.String("engines") != "") {
+				return cmdline.UsageError(c, "--fallback lets --isolation full fall back to worktree slots: it takes --isolation full, without --strict or --engines")
 			}
 			tasks, err := batch.Load(args[0])
 			if err != nil {
@@ -56,7 +60,7 @@ func batchCommand() *cli.Command {
 			}
 			return withRepo(c, func(r *repo.Repo) error {
 				opts := batch.Options{
-					Parallelism: c.Int("parallelism"), Isolation: c.String("isolation"), KeepFailed: c.Bool("keep-failed"), Strict: c.Bool("strict"),
+					Parallelism: c.Int("parallelism"), Isolation: c.String("isolation"), KeepFailed: c.Bool("keep-failed"), Strict: c.Bool("strict"), Fallback: c.Bool("fallback"),
 					Results: results, Progress: c.App.ErrWriter, ProgressTTY: isTerminal(os.Stderr),
 					LogDir: filepath.Join(r.Git.ApexDir(), "batch", time.Now().Format("20060102-150405.000")),
 				}

@@ -23,7 +23,7 @@ const layers = `
 
 	# The machine: git, processes, the database, the policy.
 	exitcode, nofollow < trap;
-	exitcode, flock, hostpath, trap < gitx;
+	exitcode, flock, hostpath, nofollow, trap < gitx;
 	gitx < trash, hooks;
 	exitcode < state;
 	exitcode, hostpath < policy;
@@ -45,13 +45,14 @@ const layers = `
 
 	# Operations.
 	envexec, pool, intent, merged, cleanstat < isolation;
-	isolation < service, sweep;
+	isolation < sweep;
 	sweep < doctor;
+	doctor < service;
 	pool < batch;
 
 	# Front ends.
 	service, docs/schema < api, mcptools;
-	doctor, service < cmdline;
+	service < cmdline;
 	cmdline < shell;
 	batch, shell, api, mcptools < cmd/git-apex;
 	gitx < bench;

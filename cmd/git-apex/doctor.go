@@ -1,14 +1,11 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/doctor"
-	"github.com/git-apex/git-apex/repo"
-	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/service"
 )
 
 func doctorCommand() *cli.Command {
@@ -28,26 +25,11 @@ func doctorCommand() *cli.Command {
 			if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
-			var rebuilt []doctor.Finding
-			run := func(r *repo.Repo) error {
-				findings, err := doctor.New(r).Run(c.Context, c.Bool("fix"))
-				if err != nil {
-					return err
-				}
-				return printFindings(c, append(rebuilt, findings...))
-			}
-			err := withRepo(c, run)
-			var damaged *state.DamagedError
-			if !errors.As(err, &damaged) {
+			findings, err := service.Doctor(c.Context, ".", repoOptions(c), c.Bool("fix"))
+			if err != nil {
 				return err
 			}
-			if !c.Bool("fix") {
-				return printFindings(c, []doctor.Finding{{Check: "state", Status: "problem", Detail: damaged.Error()}})
-			}
-			if rebuilt, err = doctor.RebuildState(c.Context, ".", repoOptions(c)); err != nil {
-				return err
-			}
-			return withRepo(c, run)
+			return printFindings(c, findings)
 		},
 	}
 }

@@ -6,9 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/cmdline"
-	"github.com/git-apex/git-apex/policy"
-	"github.com/git-apex/git-apex/repo"
-	"github.com/git-apex/git-apex/sweep"
+	"github.com/git-apex/git-apex/service"
 )
 
 func gcCommand() *cli.Command {
@@ -35,24 +33,21 @@ func gcCommand() *cli.Command {
 			if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 				return err
 			}
-			opts := sweep.GCOptions{Merged: c.Bool("merged"), Orphans: c.Bool("orphans"), DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Kill: c.Bool("kill")}
+			req := service.GCRequest{Merged: c.Bool("merged"), Orphans: c.Bool("orphans"), DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Kill: c.Bool("kill")}
 			if s := c.String("older-than"); s != "" {
-				d, err := policy.ParseDuration(s)
-				if err != nil || d == 0 {
-					return cmdline.UsageError(c, "--older-than %q: use a positive duration like 30m, 12h, 7d or 2w", s)
+				d, err := service.ParseDuration("--older-than", s)
+				if err != nil {
+					return cmdline.UsageError(c, "%v", err)
 				}
-				opts.OlderThan = d
+				req.OlderThan = d
 			}
-			opts.Cwd, _ = os.Getwd()
-			return withRepo(c, func(r *repo.Repo) error {
-				items, err := sweep.New(r).GC(c.Context, opts)
+			req.Cwd, _ = os.Getwd()
+			return withService(c, func(s *service.Service) error {
+				items, err := s.GC(c.Context, req)
 				if err != nil {
 					return err
 				}
 				if c.Bool("json") {
-					if items == nil {
-						items = []sweep.GCItem{}
-					}
 					return printJSON(c, items)
 				}
 				var rows [][]string

@@ -6,8 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-apex/git-apex/cmdline"
-	"github.com/git-apex/git-apex/pool"
-	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/service"
 	"github.com/git-apex/git-apex/words"
 )
 
@@ -36,20 +35,20 @@ func poolCommand() *cli.Command {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					for _, flag := range []string{"size", "containers"} {
-						if c.IsSet(flag) && c.Int(flag) < 0 {
-							return cmdline.UsageError(c, "--%s %d: must be 0 or more", flag, c.Int(flag))
+					given := func(flag string) *int { // nil: the policy's
+						if !c.IsSet(flag) {
+							return nil
 						}
+						n := c.Int(flag)
+						return &n
 					}
-					return withRepo(c, func(r *repo.Repo) error {
-						size, containers := -1, -1 // the policy's
-						if c.IsSet("size") {
-							size = c.Int("size")
-						}
-						if c.IsSet("containers") {
-							containers = c.Int("containers")
-						}
-						return pool.New(r).WarmUp(c.Context, size, containers)
+					req, err := service.PoolWarmRequestOf("--size", given("size"), "--containers", given("containers"))
+					if err != nil {
+						return cmdline.UsageError(c, "%v", err)
+					}
+					return withService(c, func(s *service.Service) error {
+						_, err := s.PoolWarm(c.Context, req)
+						return err
 					})
 				},
 			},
@@ -61,13 +60,14 @@ func poolCommand() *cli.Command {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return withRepo(c, func(r *repo.Repo) error {
-						report, reclaimed, err := pool.New(r).Report(c.Context)
+					return withService(c, func(s *service.Service) error {
+						status, err := s.PoolStatus(c.Context)
 						if err != nil {
 							return err
 						}
-						if reclaimed > 0 {
-							note(c, "reclaimed %s whose holder was gone", words.Count(reclaimed, "slot"))
+						report := status.Report
+						if status.Reclaimed > 0 {
+							note(c, "reclaimed %s whose holder was gone", words.Count(status.Reclaimed, "slot"))
 						}
 						if c.Bool("json") {
 							return printJSON(c, report)
@@ -85,10 +85,10 @@ func poolCommand() *cli.Command {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return withRepo(c, func(r *repo.Repo) error {
-						n, kept, err := pool.New(r).Drain(c.Context, c.Bool("all"), c.Bool("kill"))
-						note(c, "removed %s", words.Count(n, "idle slot"))
-						for _, e := range kept {
+					return withService(c, func(s *service.Service) error {
+						drained, err := s.PoolDrain(c.Context, service.PoolDrainRequest{All: c.Bool("all"), Kill: c.Bool("kill")})
+						note(c, "removed %s", words.Count(drained.Removed, "idle slot"))
+						for _, e := range drained.Trash {
 							note(c, "%s", cmdline.TrashNote(&e, e.Path))
 						}
 						return err
