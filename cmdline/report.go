@@ -36,14 +36,15 @@ func RemovalNotes(res *service.Removal) []string {
 		notes = append(notes, "removed "+e.Identity+": "+e.Path)
 	}
 	switch {
+	case res.BranchDeleted && res.BranchTip != "":
+		notes = append(notes, fmt.Sprintf("deleted branch %s (was %.12s)", e.Branch, res.BranchTip))
 	case res.BranchDeleted:
 		notes = append(notes, "deleted branch "+e.Branch)
 	case e.Branch != "":
 		notes = append(notes, "kept branch "+e.Branch+" (`git apex remove --delete-branch` deletes it too)")
 	}
 	if res.Trash != nil {
-		notes = append(notes, fmt.Sprintf("discarded %s of uncommitted work into the trash%s; undo with `git apex restore %s`",
-			words.Count(res.Trash.Files, "file"), NotKept(res.Trash), e.Identity))
+		notes = append(notes, TrashNote(res.Trash, ""))
 	}
 	for _, k := range res.KeptCommits {
 		notes = append(notes, fmt.Sprintf("kept the commits of submodule %s (%s) that only the environment held in %s, as %s; restore does not bring them back: `git fetch %s %s` in the submodule does",
@@ -53,6 +54,33 @@ func RemovalNotes(res *service.Removal) []string {
 		notes = append(notes, fmt.Sprintf("deleted what the trash cannot keep (--force --force), which restore does not bring back: %s", res.Unkept))
 	}
 	return notes
+}
+
+// TrashNote is the undo line of a discard that kept the entry e: the
+// files it discarded into the trash, the commits only the entry holds
+// now (naming the HEAD they end at), what it did not keep, and how to
+// get it back. slot is the pool slot the files were changed in by hand,
+// "" for an env.
+func TrashNote(e *trash.Entry, slot string) string {
+	what := " of uncommitted work"
+	if slot != "" {
+		what = " changed by hand in " + slot
+	}
+	var parts []string
+	if e.Files > 0 || e.Commits == 0 {
+		parts = append(parts, "discarded "+words.Count(e.Files, "file")+what+" into the trash")
+	}
+	if e.Commits > 0 {
+		commits := fmt.Sprintf("kept %s that no branch or remote holds (HEAD %.12s)", words.Count(e.Commits, "commit"), e.Head)
+		if len(parts) == 0 && slot != "" {
+			commits += " in " + slot
+		}
+		if len(parts) == 0 {
+			commits += " in the trash"
+		}
+		parts = append(parts, commits)
+	}
+	return fmt.Sprintf("%s%s; undo with `git apex restore %s`", strings.Join(parts, ", and "), NotKept(e), e.Identity)
 }
 
 // EndingNotes say what close or finish (what) did.
@@ -178,7 +206,11 @@ const maxNamed = 5
 func TrashRows(entries []trash.Entry) [][]string {
 	var rows [][]string
 	for _, e := range entries {
-		rows = append(rows, []string{e.Identity, e.At.Local().Format("2006-01-02 15:04:05"), words.Count(e.Files, "file"), BranchOrDetached(e.Branch), e.Path})
+		files := words.Count(e.Files, "file")
+		if e.Commits > 0 {
+			files += ", " + words.Count(e.Commits, "commit")
+		}
+		rows = append(rows, []string{e.Identity, e.At.Local().Format("2006-01-02 15:04:05"), files, BranchOrDetached(e.Branch), e.Path})
 	}
 	return rows
 }

@@ -14,7 +14,7 @@ import (
 // find is Find's one pass over /proc, on traces whose Dir is resolved.
 // For each process it reads only what some trace asks about: its stat
 // (for a Group), its environ (for a Mark), and the links of its cwd,
-// root and fd/* (for a Dir).
+// root, exe and fd/* (for a Dir).
 func find(traces []Trace) [][]Process {
 	found := make([][]Process, len(traces))
 	self := os.Getpid()
@@ -150,7 +150,7 @@ func holds(environ []byte, mark string) bool {
 }
 
 // links calls check with the target of each link of process pid (its
-// cwd, root and fd/*) when it is in the mount namespace mounts; buf is
+// cwd, root, exe and fd/*) when it is in the mount namespace mounts; buf is
 // scratch space. The links in fd/, most of a scan's (about 1,500 on a
 // busy machine), are read relative to that directory, opened once, so the
 // kernel does not walk /proc/PID/fd again for each.
@@ -166,7 +166,10 @@ func links(pid, mounts string, buf []byte, check func(target string)) {
 	if ns, ok := read(unix.AT_FDCWD, base+"ns/mnt"); !ok || ns != mounts {
 		return // not ours to inspect, or a container's
 	}
-	for _, name := range []string{"cwd", "root"} {
+	// exe is the program it runs: a dev server built in the worktree and
+	// run by its path from elsewhere uses it through that alone (once the
+	// file is deleted, the link ends in " (deleted)", still under it).
+	for _, name := range []string{"cwd", "root", "exe"} {
 		if target, ok := read(unix.AT_FDCWD, base+name); ok {
 			check(target)
 		}

@@ -49,6 +49,7 @@ var ErrNoAnswer = errors.New("its container did not answer")
 type RemoveResult struct {
 	Env           *state.Env
 	BranchDeleted bool
+	BranchTip     string   // the commit the deleted branch was at
 	AlreadyGone   bool     // its directory had been deleted by hand
 	DroppedLinks  []string // links that resolved to it
 	// Trash is where a forced removal kept the uncommitted work it
@@ -261,8 +262,9 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		// Unforced, the tree is clean: only ignored files that
 		// [trash].keep_ignored names are kept.
 		if keepIgnored := repo.KeepIgnored(m.r); opts.Force || len(keepIgnored) > 0 {
-			res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
-				Path: env.Path}, env.Contained(), keepIgnored, m.r.Store.Now())
+			what := trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode, Path: env.Path}
+			kept := trash.Options{Contained: env.Contained(), KeepIgnored: keepIgnored, DeletesBranch: deleteBranch && !opts.BranchMerged}
+			res.Trash, err = trash.Record(ctx, lk, what, kept, m.r.Store.Now())
 			if terr := (*gitx.TimeoutError)(nil); errors.As(err, &terr) && opts.Force {
 				// Forced, what git cannot read in time is discarded, as a file too big for the trash is.
 				m.r.Warnf("%s: its uncommitted work was not kept in the trash: git did not finish reading its worktree within %v; removing anyway (--force)", identity, terr.Limit)
@@ -284,10 +286,14 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	if deleteBranch {
+		refs, err := lk.Refs(ctx, "refs/heads/"+env.Branch)
+		if err != nil {
+			return nil, err
+		}
 		if err := lk.DeleteBranch(ctx, env.Branch); err != nil {
 			return nil, err
 		}
-		res.BranchDeleted = true
+		res.BranchDeleted, res.BranchTip = true, refs["refs/heads/"+env.Branch].Hash
 		detail += "; deleted branch " + env.Branch
 	}
 	if env.Live() {

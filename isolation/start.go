@@ -32,6 +32,11 @@ type StartRequest struct {
 	Strict    bool        // --strict: never fall back from the asked mode
 	Detach    bool        // --detach: check out the start commit with no branch
 	Parent    string      // --parent: share this identity's env instead of making one
+	// NoAdopt refuses (exit 3) rather than record as the env a worktree
+	// made without git-apex that has the branch checked out: a restore
+	// writes files into the env it starts, and must write only into one
+	// it made.
+	NoAdopt bool
 	// Metadata is recorded with an env start makes (an API's story, say);
 	// a reused env keeps its own.
 	Metadata map[string]string
@@ -364,6 +369,8 @@ func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree,
 		}
 	case checkedOut && holderWt.Path == t.main.Path:
 		return t, exitcode.New(exitcode.Refused, "cannot start %s: branch %s is checked out in the main checkout %s; switch it to another branch, or use --isolation shared", id, p.branch, holderWt.Path)
+	case checkedOut && p.req.NoAdopt:
+		return t, exitcode.New(exitcode.Refused, "cannot start %s: branch %s is checked out in the worktree %s, which git-apex did not make", id, p.branch, holderWt.Path)
 	case checkedOut:
 		// A worktree made without git-apex: record it as it is.
 		t.adopt, t.path = &holderWt, holderWt.Path

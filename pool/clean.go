@@ -178,7 +178,7 @@ func (o Orphan) End() error {
 func (c cleaner) ready(ctx context.Context, s *state.Slot, commit string) (bool, error) {
 	fctx, done := finishing(ctx)
 	defer done()
-	dirt, err := c.dirt(fctx, s)
+	dirt, err := c.dirt(fctx, s, s.PoolCommit)
 	if err == nil && dirt == "" {
 		if err = c.r.Git.CheckoutDetached(fctx, s.Path, commit); err == nil {
 			return true, nil
@@ -217,13 +217,17 @@ func finishing(ctx context.Context) (context.Context, func()) {
 }
 
 // dirt says what git status finds in a slot, ignored files included
-// ("1 modified, 1 untracked, 1 ignored"); "" when it is clean. The slot
-// is trusted as little as a container's (gitx.StatusOptions.Contained).
-func (c cleaner) dirt(ctx context.Context, s *state.Slot) (string, error) {
+// ("1 modified, 1 untracked, 1 ignored"), or a HEAD that is not at the
+// commit at, where the slot should be (a commit made there by hand);
+// "" when it is clean at at. The slot is trusted as little as a
+// container's (gitx.StatusOptions.Contained).
+func (c cleaner) dirt(ctx context.Context, s *state.Slot, at string) (string, error) {
 	st, err := c.r.Git.Status(ctx, s.Path, gitx.StatusOptions{Contained: true, Ignored: true})
 	switch {
 	case err != nil:
 		return "", err
+	case st.Head != "" && st.Head != at:
+		return fmt.Sprintf("HEAD at %.12s, not at the slot's commit %.12s", st.Head, at), nil
 	case st.Dirty() && st.Ignored > 0:
 		return fmt.Sprintf("%s, %d ignored", st.Changes, st.Ignored), nil
 	case st.Ignored > 0:
@@ -258,7 +262,7 @@ func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string, chan
 	if err := c.r.Git.ResetClean(ctx, s.Path, commit, true); err != nil {
 		return kept, err
 	}
-	if dirt, err := c.dirt(ctx, s); err != nil || dirt != "" {
+	if dirt, err := c.dirt(ctx, s, commit); err != nil || dirt != "" {
 		return kept, errors.Join(err, fmt.Errorf("git status still finds %s", dirt))
 	}
 	return kept, nil
@@ -278,7 +282,7 @@ func (c cleaner) takeable(ctx context.Context, lk *gitx.Locked, s *state.Slot) (
 	_, err := c.endTask(s)
 	dirt := ""
 	if err == nil {
-		dirt, err = c.dirt(ctx, s)
+		dirt, err = c.dirt(ctx, s, s.PoolCommit)
 	}
 	if err == nil && dirt == "" {
 		return true, nil
@@ -299,11 +303,13 @@ func (c cleaner) takeable(ctx context.Context, lk *gitx.Locked, s *state.Slot) (
 }
 
 // keepChanged keeps what was changed in an idle slot (by hand, or by a
-// process that outlived its task) in the trash, as the work of the
-// identity task-<slot>, which `git apex restore` makes into an env at
-// the slot's commit; nil when nothing was. contained and keepIgnored are
-// as for trash.Record.
+// process that outlived its task) in the trash, commits made on its
+// detached HEAD since the slot's commit that nothing else holds
+// included, as the work of the identity task-<slot>, which `git apex
+// restore` makes into an env at the slot's HEAD; nil when nothing was.
+// contained and keepIgnored are as for trash.Options.
 func (c cleaner) keepChanged(ctx context.Context, lk *gitx.Locked, s *state.Slot, contained bool, keepIgnored []string) (*trash.Entry, error) {
 	what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
-	return trash.Record(ctx, lk, what, contained, keepIgnored, c.r.Store.Now())
+	opts := trash.Options{Contained: contained, KeepIgnored: keepIgnored, Made: s.PoolCommit}
+	return trash.Record(ctx, lk, what, opts, c.r.Store.Now())
 }

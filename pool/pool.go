@@ -474,7 +474,8 @@ func (p *Pool) ReleaseToTrash(ctx context.Context, l *Lease, identity policy.Ide
 		return nil, err
 	}
 	what := trash.Entry{Identity: identity.String(), Mode: string(policy.Worktree), Path: l.Slot.Path}
-	kept, err = trash.Record(ctx, lk, what, l.contained, nil, p.r.Store.Now())
+	// The commits the task made on the slot's detached HEAD go with it.
+	kept, err = trash.Record(ctx, lk, what, trash.Options{Contained: l.contained, Made: l.commit}, p.r.Store.Now())
 	lk.Unlock()
 	if err != nil {
 		return nil, err

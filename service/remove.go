@@ -24,8 +24,9 @@ type RemoveRequest struct {
 type Removal struct {
 	Env           Env      `json:"env"`
 	BranchDeleted bool     `json:"branch_deleted"`
-	AlreadyGone   bool     `json:"already_gone"`  // its directory had been deleted by hand
-	DroppedLinks  []string `json:"dropped_links"` // links that resolved to it
+	BranchTip     string   `json:"branch_tip,omitempty"` // the commit the deleted branch was at
+	AlreadyGone   bool     `json:"already_gone"`         // its directory had been deleted by hand
+	DroppedLinks  []string `json:"dropped_links"`        // links that resolved to it
 	// Trash is where a forced removal kept the uncommitted work it
 	// discarded: `git apex restore <identity>` brings it back.
 	Trash *trash.Entry `json:"trash,omitempty"`
@@ -62,7 +63,7 @@ func removalOf(res *isolation.RemoveResult) *Removal {
 	if dropped == nil {
 		dropped = []string{}
 	}
-	removal := &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped, Trash: res.Trash, KeptCommits: res.KeptCommits}
+	removal := &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, BranchTip: res.BranchTip, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped, Trash: res.Trash, KeptCommits: res.KeptCommits}
 	if !res.Unkept.Empty() {
 		removal.Unkept = &res.Unkept
 	}

@@ -45,6 +45,11 @@ type Entry struct {
 	Mode     string    `json:"mode"`
 	Path     string    `json:"path"`
 	Files    int       `json:"files"` // paths that differ from Head, staged or not
+	// Commits counts the commits reachable from Head that, when the entry
+	// was made, no branch (but the one the discard deleted) and no remote
+	// held: a detached HEAD's own, or those of a deleted branch. The
+	// entry's commit, whose first parent is Head, keeps them reachable.
+	Commits int `json:"commits,omitempty"`
 	// NotKept are the untracked nested repositories (as dir/) that the
 	// discard deleted without keeping them (see workingTree); only in the
 	// result of the discard that made the entry.
@@ -117,6 +122,7 @@ const (
 	keyMode     = "Apex-Mode"
 	keyPath     = "Apex-Path"
 	keyFiles    = "Apex-Files"
+	keyCommits  = "Apex-Commits"
 )
 
 // committer is who the entries' commits are by: the user's identity may
@@ -124,30 +130,55 @@ const (
 var committer = []string{"GIT_AUTHOR_NAME=git-apex", "GIT_AUTHOR_EMAIL=git-apex@localhost",
 	"GIT_COMMITTER_NAME=git-apex", "GIT_COMMITTER_EMAIL=git-apex@localhost"}
 
-// Record keeps the uncommitted work of the worktree at what.Path as an
-// entry made at now, and returns it; nil when there is nothing to lose:
-// a git status finds the tree clean (contained: a container wrote in it,
-// as gitx.StatusOptions says) and keepIgnored is empty, or the index and
-// every file not ignored are as the commit checked out and no ignored
-// file matches keepIgnored. keepIgnored are gitignore patterns
-// ([trash].keep_ignored): the ignored files they match are kept too,
-// each up to MaxFile; the entry names the ignored ones it did not keep.
-// what gives Identity, Branch, Base and Mode. A status that fails (a
-// trap.Error, say) is returned as it is, and so is a git that does not
-// finish within the worktree's gitx.Bound; work that cannot be kept is a
-// refusal (exit 3): the caller deletes nothing.
-func Record(ctx context.Context, lk *gitx.Locked, what Entry, contained bool, keepIgnored []string, now time.Time) (*Entry, error) {
-	changes, err := lk.Status(ctx, what.Path, gitx.StatusOptions{Contained: contained})
-	if err != nil || !changes.Dirty() && len(keepIgnored) == 0 {
+// Options are what a discard asks Record to keep beyond the uncommitted
+// work of a worktree.
+type Options struct {
+	// Contained says a container wrote in the worktree, as
+	// gitx.StatusOptions says.
+	Contained bool
+	// KeepIgnored are gitignore patterns ([trash].keep_ignored): the
+	// ignored files they match are kept too, each up to MaxFile.
+	KeepIgnored []string
+	// DeletesBranch says the discard deletes the branch what.Branch too:
+	// the commits only it holds are kept, as a detached HEAD's are.
+	DeletesBranch bool
+	// Made is the commit the worktree was made at (a pool slot's), or
+	// "": the commits it reaches are not the worktree's own.
+	Made string
+}
+
+// Record keeps the uncommitted work of the worktree at what.Path, and
+// the commits only its HEAD holds, as an entry made at now, and returns
+// it; nil when there is nothing to lose: a git status finds the tree
+// clean (opts.Contained: a container wrote in it, as gitx.StatusOptions
+// says), opts.KeepIgnored is empty and every commit HEAD reaches is held
+// by a branch (but what.Branch with opts.DeletesBranch) or a remote, or
+// is reached from opts.Made; or the index and every file not ignored
+// are as the commit checked out, no ignored file matches KeepIgnored and
+// no commit is held by HEAD alone. The entry names the ignored files it
+// did not keep. what gives Identity, Branch, Base and Mode. A status
+// that fails (a trap.Error, say) is returned as it is, and so is a git
+// that does not finish within the worktree's gitx.Bound; work that
+// cannot be kept is a refusal (exit 3): the caller deletes nothing.
+func Record(ctx context.Context, lk *gitx.Locked, what Entry, opts Options, now time.Time) (*Entry, error) {
+	changes, err := lk.Status(ctx, what.Path, gitx.StatusOptions{Contained: opts.Contained})
+	if err != nil {
 		return nil, err
 	}
-	e, err := record(ctx, lk, what, keepIgnored, now)
+	commits, err := unheld(ctx, lk, what, opts)
+	if err != nil || !changes.Dirty() && len(opts.KeepIgnored) == 0 && commits == 0 {
+		return nil, err
+	}
+	e, err := record(ctx, lk, what, opts.KeepIgnored, commits, now)
 	if timeout := (*gitx.TimeoutError)(nil); errors.As(err, &timeout) {
 		return nil, err // the caller decides: a forced removal goes on without the entry
 	}
 	if err != nil {
 		lost := changes.Files()
-		if !changes.Dirty() {
+		switch {
+		case !changes.Dirty() && commits > 0:
+			lost = "commits that no branch or remote holds"
+		case !changes.Dirty():
 			lost = "ignored files that [trash].keep_ignored names"
 		}
 		return nil, exitcode.New(exitcode.Refused, "cannot keep the %s of %s in the trash, so nothing was deleted: %v; commit or stash them, then retry",
@@ -156,9 +187,38 @@ func Record(ctx context.Context, lk *gitx.Locked, what Entry, contained bool, ke
 	return e, nil
 }
 
-// record is Record once a status found the worktree dirty, or
-// keepIgnored asks to look for ignored files to keep.
-func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []string, now time.Time) (*Entry, error) {
+// unheld counts the commits reachable from the HEAD of the worktree at
+// what.Path, and not from opts.Made, that no branch (but what.Branch
+// when opts.DeletesBranch) and no remote holds. A worktree with no
+// commit checked out holds none.
+func unheld(ctx context.Context, lk *gitx.Locked, what Entry, opts Options) (int, error) {
+	head, err := lk.WorktreeHead(ctx, what.Path)
+	if err != nil {
+		return 0, nil // no commit checked out (an unborn HEAD): none to keep
+	}
+	args := []string{"rev-list", "--count", head, "--not"}
+	if opts.Made != "" {
+		args = append(args, opts.Made)
+	}
+	if opts.DeletesBranch && what.Branch != "" {
+		// Before --branches, git matches --exclude without "refs/heads/".
+		args = append(args, "--exclude="+what.Branch)
+	}
+	out, err := lk.Run(ctx, lk.CommonDir, nil, append(args, "--branches", "--remotes")...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		return 0, fmt.Errorf("cannot read git rev-list --count output %q", out)
+	}
+	return n, nil
+}
+
+// record is Record once a status found the worktree dirty, keepIgnored
+// asks to look for ignored files to keep, or HEAD holds commits that
+// nothing else does (commits counts them).
+func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []string, commits int, now time.Time) (*Entry, error) {
 	dir := what.Path
 	head, err := lk.WorktreeHead(ctx, dir)
 	if err != nil {
@@ -178,7 +238,7 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []stri
 	if err != nil {
 		return nil, err
 	}
-	if workTree == headTree && indexTree == headTree && !left.leftSome() {
+	if workTree == headTree && indexTree == headTree && !left.leftSome() && commits == 0 {
 		return nil, nil // an entry is made for what it left out alone: its note names it
 	}
 	files, err := changedPaths(ctx, lk, headTree, indexTree, workTree)
@@ -186,7 +246,7 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []stri
 		return nil, err
 	}
 	e := what
-	e.Path, e.Head, e.Files, e.At, e.NotKept, e.TooBig = dir, head, files, now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig
+	e.Path, e.Head, e.Files, e.Commits, e.At, e.NotKept, e.TooBig = dir, head, files, commits, now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig
 	e.IgnoredNotKept, e.OverTotal = left.IgnoredNotKept, left.OverTotal
 	return keep(ctx, lk, e, indexTree, workTree)
 }
@@ -438,8 +498,8 @@ func changedPaths(ctx context.Context, lk *gitx.Locked, head string, trees ...st
 
 // message is an entry's commit message.
 func message(e Entry) string {
-	return fmt.Sprintf("git-apex trash: %s\n\nUncommitted work of %s at %s, kept when it was discarded.\n\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %d\n",
-		e.Identity, e.Identity, e.Path, keyIdentity, e.Identity, keyBranch, e.Branch, keyBase, e.Base, keyMode, e.Mode, keyPath, e.Path, keyFiles, e.Files)
+	return fmt.Sprintf("git-apex trash: %s\n\nUncommitted work of %s at %s, kept when it was discarded.\n\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %d\n%s: %d\n",
+		e.Identity, e.Identity, e.Path, keyIdentity, e.Identity, keyBranch, e.Branch, keyBase, e.Base, keyMode, e.Mode, keyPath, e.Path, keyFiles, e.Files, keyCommits, e.Commits)
 }
 
 // List is the entries of identity ("": of every identity), newest first.
@@ -496,6 +556,8 @@ func parse(rec string) (Entry, bool) {
 			e.Path = value
 		case keyFiles:
 			e.Files, _ = strconv.Atoi(value)
+		case keyCommits:
+			e.Commits, _ = strconv.Atoi(value)
 		}
 	}
 	return e, e.Identity == rest[:slash]
