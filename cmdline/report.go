@@ -35,6 +35,9 @@ func RemovalNotes(res *service.Removal) []string {
 	default:
 		notes = append(notes, "removed "+e.Identity+": "+e.Path)
 	}
+	if len(res.DroppedLinks) > 0 {
+		notes = append(notes, "dropped "+words.Count(len(res.DroppedLinks), "link")+" to it: "+strings.Join(res.DroppedLinks, ", "))
+	}
 	switch {
 	case res.BranchDeleted && res.BranchTip != "":
 		notes = append(notes, fmt.Sprintf("deleted branch %s (was %.12s)", e.Branch, res.BranchTip))
