@@ -14,7 +14,8 @@ import (
 // does, which they inherit).
 //
 // It first freezes them (stopAll): SIGSTOP to each found, and passes
-// again until one finds no process that is not stopped; a stopped
+// again until a few in a row find no process that is not stopped (see
+// quietPasses), and its process group whole; a stopped
 // process cannot fork. Then SIGTERM and SIGCONT to them all, so that
 // they may end as they choose, within grace; then it freezes again what
 // still runs or what they started meanwhile, and sends SIGKILL, which
@@ -56,8 +57,15 @@ func EndAll(find func() []Process, grace time.Duration) ([]Process, error) {
 // starts is found by EndAll's last pass.
 const stopRounds = 500
 
-// stopAll stops (SIGSTOP) what find finds, pass after pass, until a
-// pass finds none that is not stopped: it returns them all, and the
+// quietPasses is how many passes in a row stopAll wants to find nothing
+// running: a process that forks and exits at once may be gone when a
+// pass looks at it, and its child not read yet; a pass takes some
+// milliseconds.
+const quietPasses = 3
+
+// stopAll stops (SIGSTOP) what find finds, pass after pass, until
+// quietPasses passes in a row find none that is not stopped: it returns
+// them all, and the
 // process groups it stopped whole. The group of a process found by a
 // mark or a task's group (a task's, or one a task's process made with
 // setsid) is stopped whole, with one signal: the kernel passes it on to
@@ -68,7 +76,7 @@ func stopAll(find func() []Process) ([]Process, []int) {
 	var stopped []Process
 	var groups []int
 	sent, own := map[procKey]bool{}, ownGroups()
-	for round := 0; round < stopRounds; round++ {
+	for round, quiet := 0, 0; round < stopRounds && quiet < quietPasses; round++ {
 		running := 0
 		for _, p := range find() {
 			if p.task && p.group > 0 && !own[p.group] {
@@ -87,8 +95,10 @@ func stopAll(find func() []Process) ([]Process, []int) {
 			syscall.Kill(p.PID, syscall.SIGSTOP)
 		}
 		if running == 0 {
-			break
+			quiet++
+			continue
 		}
+		quiet = 0
 		if round > 0 {
 			time.Sleep(time.Millisecond) // let a signalled process reach its stop
 		}
