@@ -127,8 +127,36 @@ type Orphan struct {
 
 // Orphans are the slots whose holder died with processes of its task
 // still running in them (a batch killed under its tasks), before any
-// reclaim ends them.
-func (p *Pool) Orphans(ctx context.Context) ([]Orphan, error) {
+// reclaim ends them: the slots of this repository's pool, and of its
+// cached clones' (repo.OpenClones: a task with `repo =` works in one),
+// as Drain reaches them. A clone that cannot be opened is passed over
+// with a warning. done closes the clones opened, once the orphans are
+// ended or not.
+func (p *Pool) Orphans(ctx context.Context) (found []Orphan, done func(), err error) {
+	if found, err = p.orphans(ctx); err != nil {
+		return nil, func() {}, err
+	}
+	clones, err := repo.OpenClones(ctx, p.r)
+	var opened []*repo.Repo
+	done = func() {
+		for _, r := range opened {
+			r.Close()
+		}
+	}
+	for _, c := range clones {
+		if c.Err != nil {
+			p.r.Warnf("cannot look for what tasks left running in the pool of the cached clone %s: %v", c.Dir, c.Err)
+			continue
+		}
+		opened = append(opened, c.Repo)
+		more, cerr := New(c.Repo).orphans(ctx)
+		found, err = append(found, more...), errors.Join(err, cerr)
+	}
+	return found, done, err
+}
+
+// orphans are Orphans of this pool alone.
+func (p *Pool) orphans(ctx context.Context) ([]Orphan, error) {
 	slots, err := p.r.Store.Pool().All(ctx)
 	if err != nil {
 		return nil, err
