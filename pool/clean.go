@@ -26,8 +26,10 @@ import (
 //     (hostexec.Find): the members of that group, the processes that
 //     carry the slot's mark, and those with their working directory,
 //     their root or an open file in the slot (hostexec.Users: one that
-//     cleared its environment but still works there). They are ended and
-//     waited for at every release (a live holder's too), when a dead
+//     cleared its environment but still works there). They are frozen
+//     (SIGSTOP, pass after pass, so that none forks a successor a pass
+//     has not seen), then ended and waited for (hostexec.EndAll) at
+//     every release (a live holder's too), when a dead
 //     holder's slot is reclaimed, and before an idle slot is leased
 //     (ready) or taken by `start` (Take); a slot where some still run
 //     after that is removed;
