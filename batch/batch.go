@@ -428,15 +428,51 @@ func (r *runner) settle(res Result, t Task, pl *place, status string, code int, 
 	return r.stamp(res)
 }
 
+// endShared ends what a shared task left running (in the background, in
+// a session of its own): the processes that carry its mark, and the
+// members of its commands' process groups, as a pool slot's are
+// (hostexec.EndAll), before the main checkout is restored, so that none
+// writes there once the next task runs. A process that only works in
+// the main checkout is not one of them: the user's shell or editor may.
+func (r *runner) endShared(mark string, groups []hostexec.Group, task string) error {
+	traces := []hostexec.Trace{{Mark: mark}}
+	for _, g := range groups {
+		traces = append(traces, hostexec.Trace{Group: g})
+	}
+	find := func() []hostexec.Process {
+		var procs []hostexec.Process
+		seen := map[int]bool{}
+		for _, found := range hostexec.Find(traces) {
+			for _, p := range found {
+				if !seen[p.PID] {
+					seen[p.PID] = true
+					procs = append(procs, p)
+				}
+			}
+		}
+		return procs
+	}
+	procs, err := hostexec.EndAll(find, repo.KillGrace(r.home))
+	if len(procs) > 0 {
+		r.home.Notef("task %s: ended %s, left running by it in the main checkout", task, hostexec.Describe(procs))
+	}
+	if err != nil {
+		return fmt.Errorf("what task %s left running: %w", task, err)
+	}
+	return nil
+}
+
 // placeFor gives a task its place: a leased slot at its base commit
 // (worktree), or the main checkout (shared).
 func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) (*place, error) {
 	if mode == "shared" {
 		root := r.home.Git.MainRoot()
-		pl := &place{dir: root}
+		var groups []hostexec.Group
+		pl := &place{dir: root, mark: pool.MarkVar + "=" + root, started: func(g hostexec.Group) { groups = append(groups, g) }}
 		pl.release = func(bool, string) (string, error) {
 			began := time.Now()
-			err := r.home.Git.RestoreTracked(context.WithoutCancel(ctx), root)
+			err := r.endShared(pl.mark, groups, t.ID)
+			err = errors.Join(err, r.home.Git.RestoreTracked(context.WithoutCancel(ctx), root))
 			pl.reset = time.Since(began)
 			return "", err
 		}

@@ -34,7 +34,8 @@ import (
 //   - git lock files (index.lock, refs/heads/x.lock, ...) that no process
 //     has open;
 //   - processes of a batch task still running in its pool slot after the
-//     batch was killed (pool.Orphans), ended before the slot is reclaimed.
+//     batch was killed (pool.Orphans; in its cached clones' pools too),
+//     ended before the slot is reclaimed.
 //
 // recoverCrashes reports each; with fix it clears it. None of it can hold
 // anyone's work: a start's worktree holds only what git checked out until
@@ -104,7 +105,8 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 	}
 	// A batch killed under its tasks: what they left running in their
 	// slots is ended before the slots are reclaimed (and reset).
-	left, err := d.pool.Orphans(ctx)
+	left, closeClones, err := d.pool.Orphans(ctx)
+	defer closeClones()
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ type Process struct {
 	PID     int
 	Command string // its command name
 	start   int64  // its start time, so that a reused PID is not taken for it
+	group   int    // its process group, where known
+	task    bool   // found by a Trace's Mark or Group, not by its Dir only
 }
 
 // String names the process: "process 41 (sleep)".
