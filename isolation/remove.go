@@ -296,7 +296,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			return nil, err
 		}
 		res.BranchDeleted, res.BranchTip = true, refs["refs/heads/"+env.Branch].Hash
-		detail += "; deleted branch " + env.Branch
+		detail += fmt.Sprintf("; deleted branch %s (was %.12s)", env.Branch, res.BranchTip)
 	}
 	if env.Live() {
 		if res.DroppedLinks, err = m.r.Store.Destroy(ctx, env, "removed", detail); err != nil {
