@@ -24,6 +24,7 @@ import (
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/trash"
 	"github.com/git-apex/git-apex/words"
 )
 
@@ -462,6 +463,38 @@ func (r *runner) endShared(mark string, groups []hostexec.Group, task string) er
 	return nil
 }
 
+// keepShared keeps what the restore after shared task task would
+// discard in the main checkout at root (the task's changes, and the
+// user's own, made there while it ran) in the trash, as the work of the
+// identity task-<task>, and says how to get it back: `git apex restore`
+// makes it an env of its own, not in the main checkout. The restore
+// moves no HEAD, so no commit is kept. An error says nothing may be
+// discarded: the main checkout is left as the task left it.
+func (r *runner) keepShared(ctx context.Context, root, task string) error {
+	id, err := policy.NewIdentity("task", task)
+	if err != nil {
+		return err
+	}
+	lk, err := r.home.Lock(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot keep what task %s left in the main checkout in the trash (%w): it is left as it is, not restored", task, err)
+	}
+	defer lk.Unlock()
+	head, err := lk.WorktreeHead(ctx, root)
+	if err != nil {
+		head = "" // an unborn HEAD: no commit to keep
+	}
+	what := trash.Entry{Identity: id.String(), Mode: string(policy.Worktree), Path: root}
+	kept, err := trash.Record(ctx, lk, what, trash.Options{Made: head}, r.home.Store.Now())
+	if err != nil {
+		return fmt.Errorf("cannot keep what task %s left in the main checkout in the trash (%w): it is left as it is, not restored", task, err)
+	}
+	if kept != nil {
+		r.home.Notef("task %s: discarded %s changed in the main checkout into the trash; undo with `git apex restore %s`", task, words.Count(kept.Files, "file"), kept.Identity)
+	}
+	return nil
+}
+
 // placeFor gives a task its place: a leased slot at its base commit
 // (worktree), or the main checkout (shared).
 func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) (*place, error) {
@@ -471,8 +504,12 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 		pl := &place{dir: root, mark: pool.MarkVar + "=" + root, started: func(g hostexec.Group) { groups = append(groups, g) }}
 		pl.release = func(bool, string) (string, error) {
 			began := time.Now()
+			cctx := context.WithoutCancel(ctx)
 			err := r.endShared(pl.mark, groups, t.ID)
-			err = errors.Join(err, r.home.Git.RestoreTracked(context.WithoutCancel(ctx), root))
+			if kerr := r.keepShared(cctx, root, t.ID); kerr != nil {
+				return "", errors.Join(err, kerr)
+			}
+			err = errors.Join(err, r.home.Git.RestoreTracked(cctx, root))
 			pl.reset = time.Since(began)
 			return "", err
 		}

@@ -179,6 +179,8 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		// has the submodule (below); the rest only twice.
 		left := unkept.Unkeepable()
 		switch {
+		case left.Operation != "" && !(opts.Force && opts.DeleteUnkept):
+			return nil, refuse("it has %s, which the trash cannot keep (only its files); %s, then retry, or run `git apex remove --force --force %s` to drop it too", left.Operation, left.GoOn(wt.Path), identity)
 		case !left.Empty() && !(opts.Force && opts.DeleteUnkept):
 			return nil, refuse("it holds what the trash cannot keep: %s; commit and push them, or move them out, or run `git apex remove --force --force %s` to delete them too", unkept, identity)
 		case !unkept.Empty() && !opts.Force:
@@ -294,7 +296,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 			return nil, err
 		}
 		res.BranchDeleted, res.BranchTip = true, refs["refs/heads/"+env.Branch].Hash
-		detail += "; deleted branch " + env.Branch
+		detail += fmt.Sprintf("; deleted branch %s (was %.12s)", env.Branch, res.BranchTip)
 	}
 	if env.Live() {
 		if res.DroppedLinks, err = m.r.Store.Destroy(ctx, env, "removed", detail); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/words"
 )
 
 // Unkept is what a removal would delete with an env's worktree that the
@@ -33,6 +34,14 @@ type Unkept struct {
 	// submodule's remote-tracking refs hold, with what holds them there:
 	// "lib (HEAD 1a2b3c4, branch work)".
 	SubmoduleCommits []string `json:"submodule_commits,omitempty"`
+	// Operation is the git operation in progress in the worktree, or
+	// its unmerged index entries: "a merge in progress (MERGE_HEAD
+	// 1a2b3c4d5e6f), with 1 unmerged path". The trash keeps files and
+	// the index's tree, never MERGE_HEAD, the rebase's todo or the
+	// conflict's stages, as git stash refuses an index that needs merge.
+	Operation string `json:"operation,omitempty"`
+	// goOn is how to finish or abort Operation, for the refusal.
+	goOn string
 
 	// commits are SubmoduleCommits as found: where they are and what
 	// holds them, for KeepSubmoduleCommits.
@@ -64,7 +73,7 @@ func names(tips []tip) []string {
 
 // Empty reports whether nothing would be lost.
 func (u Unkept) Empty() bool {
-	return len(u.Nested)+len(u.DirtySubmodules)+len(u.SubmoduleCommits) == 0
+	return len(u.Nested)+len(u.DirtySubmodules)+len(u.SubmoduleCommits) == 0 && u.Operation == ""
 }
 
 // String names every part: `the nested repository "dep/"; changes inside
@@ -81,7 +90,20 @@ func (u Unkept) String() string {
 		parts = append(parts, "commits of "+plural(len(u.SubmoduleCommits), "submodule ", "submodules ")+strings.Join(u.SubmoduleCommits, ", ")+
 			" that neither the main repository's copy of the submodule nor its remote holds")
 	}
+	if u.Operation != "" {
+		parts = append(parts, u.Operation)
+	}
 	return strings.Join(parts, "; ")
+}
+
+// GoOn is how to finish or abort the operation in progress in the
+// worktree at dir: "finish it (`git commit`) or abort it (`git merge
+// --abort`) in dir"; "" when none is.
+func (u Unkept) GoOn(dir string) string {
+	if u.Operation == "" {
+		return ""
+	}
+	return u.goOn + " in " + dir
 }
 
 // quoted joins paths, each quoted as Go quotes a string: what git finds
@@ -99,7 +121,7 @@ func quoted(paths []string) string {
 // can keep (those of submodules the main repository has a git directory
 // of): what a forced removal would still delete unkept.
 func (u Unkept) Unkeepable() Unkept {
-	left := Unkept{Nested: u.Nested, DirtySubmodules: u.DirtySubmodules}
+	left := Unkept{Nested: u.Nested, DirtySubmodules: u.DirtySubmodules, Operation: u.Operation, goOn: u.goOn}
 	for _, said := range u.SubmoduleCommits {
 		if !slices.ContainsFunc(u.commits, func(w submoduleCommits) bool { return w.said == said && w.mainDir != "" }) {
 			left.SubmoduleCommits = append(left.SubmoduleCommits, said)
@@ -179,6 +201,9 @@ func FindUnkept(ctx context.Context, lk *gitx.Locked, dir string, contained bool
 		return u, err
 	}
 	admin = strings.TrimSpace(admin)
+	if u.Operation, u.goOn, err = inProgress(ctx, lk, dir, admin); err != nil {
+		return u, err
+	}
 	if admin == lk.CommonDir { // the main checkout: its submodules are the main repository's own
 		return u, nil
 	}
@@ -374,4 +399,47 @@ func unheldTips(ctx context.Context, lk *gitx.Locked, gitDir, mainDir string, re
 		}
 	}
 	return unheld, nil
+}
+
+// inProgress names the git operation in progress in the worktree at dir,
+// whose git directory is admin (a merge, rebase, cherry-pick, revert or
+// git am stopped there), with the count of its index's unmerged paths,
+// and says how to finish or abort it; "" when none is and nothing is
+// unmerged.
+func inProgress(ctx context.Context, lk *gitx.Locked, dir, admin string) (what, goOn string, err error) {
+	unmerged, err := lk.Run(ctx, dir, nil, "ls-files", "-z", "--unmerged")
+	if err != nil {
+		return "", "", err
+	}
+	paths := map[string]bool{}
+	for _, entry := range strings.Split(unmerged, "\x00") {
+		if _, path, ok := strings.Cut(entry, "\t"); ok {
+			paths[path] = true
+		}
+	}
+	exists := func(name string) bool { return hostpath.Exists(filepath.Join(admin, name)) }
+	head := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(admin, name))
+		return fmt.Sprintf(" (%s %.12s)", name, strings.TrimSpace(string(b)))
+	}
+	switch {
+	case exists("MERGE_HEAD"):
+		what, goOn = "a merge in progress"+head("MERGE_HEAD"), "finish it (`git commit`) or abort it (`git merge --abort`)"
+	case exists("CHERRY_PICK_HEAD"):
+		what, goOn = "a cherry-pick in progress", "finish it (`git cherry-pick --continue`) or abort it (`git cherry-pick --abort`)"
+	case exists("REVERT_HEAD"):
+		what, goOn = "a revert in progress", "finish it (`git revert --continue`) or abort it (`git revert --abort`)"
+	case exists("rebase-apply/applying"):
+		what, goOn = "a git am in progress", "finish it (`git am --continue`) or abort it (`git am --abort`)"
+	case exists("rebase-merge") || exists("rebase-apply"):
+		what, goOn = "a rebase in progress", "finish it (`git rebase --continue`) or abort it (`git rebase --abort`)"
+	case len(paths) > 0:
+		return words.Count(len(paths), "unmerged path") + " in the index", "resolve them and `git add` them, or undo the merge that left them (`git reset --merge`)", nil
+	default:
+		return "", "", nil
+	}
+	if len(paths) > 0 {
+		what += ", with " + words.Count(len(paths), "unmerged path")
+	}
+	return what, goOn, nil
 }

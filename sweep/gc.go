@@ -111,7 +111,7 @@ func sweepReport(it Item, dryRun bool) GCItem {
 			item.Action = "would remove"
 		}
 		if it.BranchDeleted {
-			item.Reason += "; deleted branch " + it.Env.Branch
+			item.Reason += fmt.Sprintf("; deleted branch %s (was %.12s)", it.Env.Branch, it.BranchTip)
 		}
 	} else if it.Why != "" {
 		item.Reason = it.Why + ", but " + it.Kept

@@ -95,7 +95,7 @@ func handle(ctx context.Context, name string, args []string, opts repo.Options) 
 	for _, it := range items {
 		switch {
 		case it.Removed && it.BranchDeleted:
-			fmt.Fprintf(opts.Stderr, "git-apex: removed %s and its branch %s: %s\n", it.Env.Identity, it.Env.Branch, it.Why)
+			fmt.Fprintf(opts.Stderr, "git-apex: removed %s and its branch %s (was %.12s): %s\n", it.Env.Identity, it.Env.Branch, it.BranchTip, it.Why)
 		case it.Removed:
 			fmt.Fprintf(opts.Stderr, "git-apex: removed %s: %s\n", it.Env.Identity, it.Why)
 		case it.Merged:

@@ -58,6 +58,7 @@ type Item struct {
 	Merged        bool   // chosen because merged
 	Kept          string // why it was kept
 	BranchDeleted bool
+	BranchTip     string // the commit the deleted branch was at: `git branch x <tip>` makes it again
 }
 
 // Run removes the live envs that are merged or inactive, oldest first,
@@ -199,7 +200,7 @@ func (sw *Sweeper) sweepOne(ctx context.Context, lk *gitx.Locked, item *Item, op
 	res, err := sw.envs.RemoveLocked(ctx, lk, env, isolation.RemoveOptions{Cwd: opts.Cwd, DeleteBranch: deleteBranch,
 		BranchMerged: item.Merged, Worktrees: worktrees, ReadWithin: within, Kill: opts.Kill})
 	if err == nil {
-		item.Removed, item.BranchDeleted = true, res.BranchDeleted
+		item.Removed, item.BranchDeleted, item.BranchTip = true, res.BranchDeleted, res.BranchTip
 		if res.Trash != nil { // ignored files that [trash].keep_ignored names
 			item.Why += fmt.Sprintf("; %s kept in the trash: `git apex restore %s`", words.Count(res.Trash.Files, "ignored file"), env.Identity)
 		}
