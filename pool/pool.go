@@ -181,13 +181,18 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 }
 
 // resetSlot puts a slot back at its pool commit, clean, and idle. A slot
-// whose directory is gone is forgotten. A contained slot (a container
+// whose directory is gone is forgotten, a broken one (no worktree any
+// more) removed and forgotten (discard). A contained slot (a container
 // worked in it; the caller has removed the container) is reset without
 // entering its submodules, whose .git files the container could have
 // pointed anywhere, then checked (see tainted): one whose pool commit has
 // submodules, or that the check finds tainted, is removed instead.
 func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, contained bool) error {
 	if hostpath.Exists(s.Path) {
+		if why := p.broken(s); why != "" {
+			p.discard(ctx, held, s, why)
+			return nil
+		}
 		err := p.r.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
 		why := ""
 		if err == nil && contained {
@@ -207,7 +212,10 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 }
 
 // drop removes a slot's worktree and forgets the slot. held is the
-// repository lock when the caller holds it, else nil.
+// repository lock when the caller holds it, else nil. A removal that git
+// began and failed to finish (the slot is broken now) is finished
+// without git, unless ctx ended: a removal cut short leaves the slot
+// recorded, for the next command to find broken and forget.
 func (p *Pool) drop(ctx context.Context, held *gitx.Locked, s *state.Slot) error {
 	lk := held
 	if lk == nil {
@@ -217,7 +225,11 @@ func (p *Pool) drop(ctx context.Context, held *gitx.Locked, s *state.Slot) error
 		}
 		defer lk.Unlock()
 	}
-	if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
+	err := lk.RemoveWorktree(ctx, s.Path)
+	if err != nil && ctx.Err() == nil && hostpath.Exists(s.Path) && p.broken(s) != "" {
+		err = lk.ForgetWorktree(s.Path)
+	}
+	if err != nil && hostpath.Exists(s.Path) {
 		return err
 	}
 	return p.r.Store.Pool().Drop(ctx, s.ID)
@@ -333,6 +345,8 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 				if ok {
 					cleaner{p}.handBack(ctx, slot)
 				}
+				return nil, ctx.Err()
+			case !ok && ctx.Err() != nil: // removed, or left for another, as the interrupt came
 				return nil, ctx.Err()
 			case !ok:
 				continue // removed, or left for another: another

@@ -98,6 +98,11 @@ func (p *Pool) AcquireWarm(ctx context.Context, commit string, limit int, timeou
 			}
 			return p.Acquire(ctx, commit, limit, timeout)
 		}
+		if why := p.broken(slot); why != "" {
+			p.dropWarm(ctx, slot, engine)
+			p.discard(ctx, nil, slot, why)
+			continue
+		}
 		l := &Lease{Slot: slot, commit: commit, warm: slot.Warm, box: boxOf(slot)}
 		// The engine stays recorded, for reclaimDead should this process die.
 		if err := p.r.Store.Pool().SetWarm(ctx, slot.ID, state.Warm{Engine: slot.Warm.Engine}); err != nil {
@@ -285,6 +290,13 @@ func (w warmer) warmOn(ctx context.Context, pol *policy.Policy, name, commit str
 func (w warmer) warmOne(ctx context.Context, pol *policy.Policy, engine *sandbox.Engine, commit, spec string) error {
 	pid, start := hostexec.Self()
 	slot, err := w.r.Store.Pool().Lease(ctx, pid, start, false)
+	for ; slot != nil && err == nil; slot, err = w.r.Store.Pool().Lease(ctx, pid, start, false) {
+		why := w.broken(slot)
+		if why == "" {
+			break
+		}
+		w.discard(ctx, nil, slot, why)
+	}
 	if err != nil {
 		return err
 	}
