@@ -35,11 +35,16 @@ import (
 
 // Pool is a repository's warm pool.
 type Pool struct {
-	r *repo.Repo
+	r    *repo.Repo
+	line *Line // orders this process's acquires; nil: none
 }
 
 // New is the pool of an opened repository.
 func New(r *repo.Repo) *Pool { return &Pool{r: r} }
+
+// InLine is the pool whose acquires wait in line (see Line) with the
+// other acquires of the same line.
+func (p *Pool) InLine(line *Line) *Pool { return &Pool{r: p.r, line: line} }
 
 // Dir is where the slots live.
 func (p *Pool) Dir() string { return filepath.Join(p.r.Git.ApexDir(), "pool") }
@@ -291,7 +296,8 @@ func (l *Lease) Path() string { return l.Slot.Path }
 // Acquire leases a slot at commit: an idle one, else a new one while the
 // pool has fewer than limit slots (and than [pool].max), else it waits
 // (until timeout) for one to be released. Switching the slot costs what
-// differs from its commit.
+// differs from its commit. The acquires of a pool given a Line (InLine)
+// get their slots in the order they began.
 func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout time.Duration) (*Lease, error) {
 	pol, err := p.r.Policy()
 	if err != nil {
@@ -301,12 +307,29 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 	pid, start := hostexec.Self()
 	deadline := time.Now().Add(timeout)
 	waiting := ""
+	place := p.line.join()
 	defer func() {
+		place.leave()
 		if waiting != "" {
 			os.Remove(waiting)
 		}
 	}()
+	refused := exitcode.New(exitcode.Refused, "no pool slot was free within %v: all %d are leased", timeout, limit)
 	for wait := 10 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
+		select {
+		case <-place.turn:
+		default: // tasks of this process that asked before wait for a slot: they get one first
+			if waiting == "" {
+				waiting = p.markWaiting(pid, start)
+			}
+			select {
+			case <-place.turn:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Until(deadline)):
+				return nil, refused
+			}
+		}
 		slot, err := p.r.Store.Pool().Lease(ctx, pid, start, false)
 		if err != nil {
 			return nil, err
@@ -337,6 +360,7 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			}
 		}
 		if slot != nil {
+			place.leave() // the next in line tries while this slot is made ready
 			ok, err := cleaner{p}.ready(ctx, slot, commit)
 			switch {
 			case err != nil:
@@ -346,15 +370,14 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 					cleaner{p}.handBack(ctx, slot)
 				}
 				return nil, ctx.Err()
-			case !ok && ctx.Err() != nil: // removed, or left for another, as the interrupt came
-				return nil, ctx.Err()
-			case !ok:
-				continue // removed, or left for another: another
+			case !ok: // removed, or left for another: another, in line again
+				place = p.line.join()
+				continue
 			}
 			return &Lease{Slot: slot, commit: commit}, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, exitcode.New(exitcode.Refused, "no pool slot was free within %v: all %d are leased", timeout, limit)
+			return nil, refused
 		}
 		if waiting == "" {
 			waiting = p.markWaiting(pid, start)
