@@ -174,7 +174,7 @@ func run(ctx context.Context, c command) (string, error) {
 	// is killed).
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	if !c.foreground() {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = ownGroup()
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	}
 	cmd.WaitDelay = 2 * time.Second
