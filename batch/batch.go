@@ -77,7 +77,10 @@ type Result struct {
 	Slot      string `json:"slot"`
 	Log       string `json:"log"`                // "" for a skipped task: it wrote none
 	EnvPath   string `json:"env_path,omitempty"` // a failed task's env, kept with KeepFailed
-	Error     string `json:"error,omitempty"`
+	// Env is that env's identity: task-<id>, or task-<id>-2, -3, ... while
+	// an earlier batch's kept task with the same id has task-<id>.
+	Env   string `json:"env,omitempty"`
+	Error string `json:"error,omitempty"`
 	// With engines: the one that ran the task, and the one it ran on
 	// first when that stopped answering.
 	Engine      string `json:"engine,omitempty"`
@@ -288,6 +291,7 @@ type place struct {
 	acquired  time.Duration     // how long getting the slot took
 	reset     time.Duration     // how long release took to reset it; 0: it did not
 	release   func(keep bool, reason string) (envPath string, err error)
+	kept      string               // the identity release kept the slot as; "" when it did not
 	started   func(hostexec.Group) // told each command's process group, for the slot's lease; nil: none kept
 	mark      string               // the environment setting that marks the task's processes with their slot (pool.Lease.Mark); "": none
 }
@@ -418,11 +422,45 @@ func (r *runner) settle(res Result, t Task, pl *place, status string, code int, 
 	}
 	keep := (status == Failed || status == Timeout || status == Error) && r.opts.KeepFailed
 	envPath, err := pl.release(keep, fmt.Sprintf("batch task %s %s (exit %d)", t.ID, status, code))
-	res.EnvPath, res.ResetMs = envPath, pl.reset.Milliseconds()
+	res.EnvPath, res.Env, res.ResetMs = envPath, pl.kept, pl.reset.Milliseconds()
 	if err != nil && res.Error == "" {
 		res.Error = "cleaning up: " + err.Error()
 	}
 	return r.stamp(res)
+}
+
+// endShared ends what a shared task left running (in the background, in
+// a session of its own): the processes that carry its mark, and the
+// members of its commands' process groups, as a pool slot's are
+// (hostexec.EndAll), before the main checkout is restored, so that none
+// writes there once the next task runs. A process that only works in
+// the main checkout is not one of them: the user's shell or editor may.
+func (r *runner) endShared(mark string, groups []hostexec.Group, task string) error {
+	traces := []hostexec.Trace{{Mark: mark}}
+	for _, g := range groups {
+		traces = append(traces, hostexec.Trace{Group: g})
+	}
+	find := func() []hostexec.Process {
+		var procs []hostexec.Process
+		seen := map[int]bool{}
+		for _, found := range hostexec.Find(traces) {
+			for _, p := range found {
+				if !seen[p.PID] {
+					seen[p.PID] = true
+					procs = append(procs, p)
+				}
+			}
+		}
+		return procs
+	}
+	procs, err := hostexec.EndAll(find, repo.KillGrace(r.home))
+	if len(procs) > 0 {
+		r.home.Notef("task %s: ended %s, left running by it in the main checkout", task, hostexec.Describe(procs))
+	}
+	if err != nil {
+		return fmt.Errorf("what task %s left running: %w", task, err)
+	}
+	return nil
 }
 
 // placeFor gives a task its place: a leased slot at its base commit
@@ -430,10 +468,12 @@ func (r *runner) settle(res Result, t Task, pl *place, status string, code int, 
 func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) (*place, error) {
 	if mode == "shared" {
 		root := r.home.Git.MainRoot()
-		pl := &place{dir: root}
+		var groups []hostexec.Group
+		pl := &place{dir: root, mark: pool.MarkVar + "=" + root, started: func(g hostexec.Group) { groups = append(groups, g) }}
 		pl.release = func(bool, string) (string, error) {
 			began := time.Now()
-			err := r.home.Git.RestoreTracked(context.WithoutCancel(ctx), root)
+			err := r.endShared(pl.mark, groups, t.ID)
+			err = errors.Join(err, r.home.Git.RestoreTracked(context.WithoutCancel(ctx), root))
 			pl.reset = time.Since(began)
 			return "", err
 		}
@@ -508,10 +548,20 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 		}
 		if keep {
 			env, err := slots.KeepSlot(cctx, lease, id, reason)
-			if err != nil {
-				return "", err
+			if err == nil {
+				pl.kept = env.Identity
+				return env.Path, nil
 			}
-			return env.Path, nil
+			// Not kept as an env: its work goes to the trash, and the
+			// slot back to the pool, before the batch exits.
+			kept, terr := slots.ReleaseToTrash(cctx, lease, id)
+			switch {
+			case terr != nil:
+				return "", fmt.Errorf("cannot keep its slot as %s (%v), nor its work in the trash (%v): the slot %s is left as it is, leased, for `git apex doctor --fix`", id, err, terr, lease.Slot.Path)
+			case kept != nil:
+				return "", fmt.Errorf("cannot keep its slot as %s (%v): its work is in the trash; `git apex restore %s` brings it back", id, err, kept.Identity)
+			}
+			return "", fmt.Errorf("cannot keep its slot as %s (%v); it had changed nothing", id, err)
 		}
 		began := time.Now()
 		err := slots.Release(cctx, lease)
@@ -707,6 +757,18 @@ func (r *runner) progress() {
 	fmt.Fprintf(r.opts.Progress, "\r\033[Kdone %d, running %d, failed %d, %.1fs", len(r.results), r.running, r.failedCount(), time.Since(r.start).Seconds())
 }
 
+// keptAs says, for the summary, where a failed task's env was kept
+// (" kept as task-x-2 at /path"), or why it was not.
+func keptAs(res Result) string {
+	switch {
+	case res.Env != "":
+		return fmt.Sprintf("  kept as %s at %s", res.Env, res.EnvPath)
+	case res.Error != "":
+		return "  (" + res.Error + ")"
+	}
+	return ""
+}
+
 // failedCount is how many tasks ran and did not pass. The caller holds mu.
 func (r *runner) failedCount() int {
 	return len(r.results) - r.statuses[Passed] - r.statuses[Interrupted] - r.statuses[Skipped]
@@ -725,7 +787,7 @@ func (r *runner) summary() {
 		words.Count(len(r.results), "task"), r.statuses[Passed], r.failedCount(), stopped, time.Since(r.start).Seconds(), r.opts.LogDir)
 	for _, res := range r.results {
 		if res.Status != Passed && res.Status != Skipped {
-			fmt.Fprintf(r.opts.Progress, "  %-20s %-11s exit %d  %s\n", res.ID, res.Status, res.ExitCode, res.Log)
+			fmt.Fprintf(r.opts.Progress, "  %-20s %-11s exit %d  %s%s\n", res.ID, res.Status, res.ExitCode, res.Log, keptAs(res))
 		}
 	}
 }

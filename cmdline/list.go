@@ -125,8 +125,12 @@ func ListTable(envs []service.Env, now time.Time, cwd string, colour bool, width
 }
 
 // statusColumn is an env's status, with the PIDs of the processes that
-// work in it: "active (pid 41)", "active (pids 41,42)".
+// work in it: "active (pid 41)", "active (pids 41,42)"; "active
+// (missing)" when its directory is gone.
 func statusColumn(e service.Env) string {
+	if e.Git != nil && e.Git.Missing {
+		return e.Status + " (missing)"
+	}
 	if len(e.Processes) == 0 {
 		return e.Status
 	}

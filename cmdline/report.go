@@ -2,7 +2,7 @@ package cmdline
 
 import (
 	"fmt"
-	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,17 +35,55 @@ func RemovalNotes(res *service.Removal) []string {
 	default:
 		notes = append(notes, "removed "+e.Identity+": "+e.Path)
 	}
+	if len(res.DroppedLinks) > 0 {
+		notes = append(notes, "dropped "+words.Count(len(res.DroppedLinks), "link")+" to it: "+strings.Join(res.DroppedLinks, ", "))
+	}
 	switch {
+	case res.BranchDeleted && res.BranchTip != "":
+		notes = append(notes, fmt.Sprintf("deleted branch %s (was %.12s)", e.Branch, res.BranchTip))
 	case res.BranchDeleted:
 		notes = append(notes, "deleted branch "+e.Branch)
 	case e.Branch != "":
 		notes = append(notes, "kept branch "+e.Branch+" (`git apex remove --delete-branch` deletes it too)")
 	}
 	if res.Trash != nil {
-		notes = append(notes, fmt.Sprintf("discarded %s of uncommitted work into the trash%s; undo with `git apex restore %s`",
-			words.Count(res.Trash.Files, "file"), NotKept(res.Trash), e.Identity))
+		notes = append(notes, TrashNote(res.Trash, ""))
+	}
+	for _, k := range res.KeptCommits {
+		notes = append(notes, fmt.Sprintf("kept the commits of submodule %s (%s) that only the environment held in %s, as %s; restore does not bring them back: `git fetch %s %s` in the submodule does",
+			k.Submodule, strings.Join(k.Held, ", "), k.GitDir, strings.Join(k.Refs, ", "), k.GitDir, k.Refs[0]))
+	}
+	if res.Unkept != nil {
+		notes = append(notes, fmt.Sprintf("deleted what the trash cannot keep (--force --force), which restore does not bring back: %s", res.Unkept))
 	}
 	return notes
+}
+
+// TrashNote is the undo line of a discard that kept the entry e: the
+// files it discarded into the trash, the commits only the entry holds
+// now (naming the HEAD they end at), what it did not keep, and how to
+// get it back. slot is the pool slot the files were changed in by hand,
+// "" for an env.
+func TrashNote(e *trash.Entry, slot string) string {
+	what := " of uncommitted work"
+	if slot != "" {
+		what = " changed by hand in " + slot
+	}
+	var parts []string
+	if e.Files > 0 || e.Commits == 0 {
+		parts = append(parts, "discarded "+words.Count(e.Files, "file")+what+" into the trash")
+	}
+	if e.Commits > 0 {
+		commits := fmt.Sprintf("kept %s that no branch or remote holds (HEAD %.12s)", words.Count(e.Commits, "commit"), e.Head)
+		if len(parts) == 0 && slot != "" {
+			commits += " in " + slot
+		}
+		if len(parts) == 0 {
+			commits += " in the trash"
+		}
+		parts = append(parts, commits)
+	}
+	return fmt.Sprintf("%s%s; undo with `git apex restore %s`", strings.Join(parts, ", and "), NotKept(e), e.Identity)
 }
 
 // EndingNotes say what close or finish (what) did.
@@ -119,27 +157,49 @@ func NotKept(e *trash.Entry) string {
 		if n == 1 {
 			noun = "repository"
 		}
-		parts = append(parts, fmt.Sprintf("not the nested %s %s, which the trash cannot keep", noun, strings.Join(e.NotKept, ", ")))
+		parts = append(parts, fmt.Sprintf("not the nested %s %s, which the trash cannot keep", noun, quoted(e.NotKept)))
 	}
 	if len(e.TooBig) > 0 {
 		big := make([]string, len(e.TooBig))
 		for i, b := range e.TooBig {
-			big[i] = fmt.Sprintf("%s (%s)", b.Path, words.Size(b.Size))
+			big[i] = fmt.Sprintf("%q (%s)", b.Path, words.Size(b.Size))
 		}
 		parts = append(parts, fmt.Sprintf("not kept, deleted: %s, over the trash's cap of %s per file", strings.Join(big, ", "), words.Size(trash.MaxFile)))
 	}
-	if n := len(e.IgnoredNotKept); n > 0 {
-		names := e.IgnoredNotKept
+	if n := len(e.OverTotal); n > 0 {
+		over := make([]string, min(n, maxNamed))
+		for i := range over {
+			over[i] = fmt.Sprintf("%q (%s)", e.OverTotal[i].Path, words.Size(e.OverTotal[i].Size))
+		}
 		if n > maxNamed {
-			names = append(slices.Clip(names[:maxNamed]), fmt.Sprintf("and %d more", n-maxNamed))
+			over = append(over, fmt.Sprintf("and %d more", n-maxNamed))
+		}
+		parts = append(parts, fmt.Sprintf("%s not kept, deleted: %s, past the trash's cap of %s for all the files of one removal",
+			words.Count(n, "file"), strings.Join(over, ", "), words.Size(trash.MaxTotal)))
+	}
+	if n := len(e.IgnoredNotKept); n > 0 {
+		names := quoted(e.IgnoredNotKept[:min(n, maxNamed)])
+		if n > maxNamed {
+			names += fmt.Sprintf(", and %d more", n-maxNamed)
 		}
 		parts = append(parts, fmt.Sprintf("%s not kept, deleted: %s; see [trash].keep_ignored",
-			words.Count(n, "ignored file"), strings.Join(names, ", ")))
+			words.Count(n, "ignored file"), names))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// quoted is paths quoted (the worktree's names, which a container may
+// choose with a terminal's control sequences in them), joined with
+// commas.
+func quoted(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = strconv.Quote(p)
+	}
+	return strings.Join(q, ", ")
 }
 
 // maxNamed is how many ignored paths not kept an undo line names.
@@ -149,7 +209,11 @@ const maxNamed = 5
 func TrashRows(entries []trash.Entry) [][]string {
 	var rows [][]string
 	for _, e := range entries {
-		rows = append(rows, []string{e.Identity, e.At.Local().Format("2006-01-02 15:04:05"), words.Count(e.Files, "file"), BranchOrDetached(e.Branch), e.Path})
+		files := words.Count(e.Files, "file")
+		if e.Commits > 0 {
+			files += ", " + words.Count(e.Commits, "commit")
+		}
+		rows = append(rows, []string{e.Identity, e.At.Local().Format("2006-01-02 15:04:05"), files, BranchOrDetached(e.Branch), e.Path})
 	}
 	return rows
 }

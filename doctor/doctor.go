@@ -117,6 +117,22 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		case drift.Kind == heal.Gitfile:
 			add(e.Identity, "problem", "%s; git-apex runs no git there until `git apex doctor --fix` restores it", drift.Describe(e))
 		case drift.Kind == heal.Trapped: // checkTraps reports them, every one
+		case drift.Kind == heal.Gone && drift.Found:
+			// Perhaps moved with plain mv: git's registration holds its
+			// index, so --fix follows it when it finds where it went, and
+			// else leaves both the record and the registration.
+			if moved, ok := heal.FindMoved(d.r.Git, e.Path); ok && fix {
+				if _, err := heal.Follow(ctx, d.r, lk, e, moved); err != nil {
+					add(e.Identity, "problem", "%s; found it at %s, but cannot repair git's registration: %v", drift.Describe(e), moved, err)
+				} else {
+					add(e.Identity, "fixed", "its worktree was moved by hand to %s: found it, repaired git's registration (`git worktree repair`) and followed it", moved)
+				}
+				continue
+			} else if ok {
+				add(e.Identity, "problem", "%s: it is at %s; `git apex doctor --fix` repairs git's registration and follows it", drift.Describe(e), moved)
+				continue
+			}
+			add(e.Identity, "problem", "%s; %s", drift.Describe(e), heal.MissingHint(e))
 		case fix && drift.Kind != heal.Stranger:
 			detail := drift.Describe(e)
 			if err := heal.Repair(ctx, d.r, lk, e, drift); err != nil {
@@ -144,9 +160,14 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		}
 	}
 	if fix {
-		// Registrations of deleted worktrees, locked ones excepted.
-		if err := lk.Prune(ctx); err != nil {
-			return nil, err
+		// Registrations of deleted worktrees no env owns, locked ones
+		// excepted: an env's missing one waits for its repair.
+		for _, wt := range worktrees[1:] {
+			if wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)] {
+				if err := lk.RemoveWorktree(ctx, wt.Path); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	return append(out, d.hooks(ctx)...), nil
@@ -191,10 +212,11 @@ func (d *Doctor) checkPlanted(ctx context.Context, envs []*state.Env, fix bool) 
 	return out
 }
 
-// checkTraps reports, in each live env's worktree, the special files
-// where git opens its own (trap.Find: git-apex runs no git there while
-// one is at the top, and stops git that meets one deeper): a problem,
-// which fix removes (trap.Remove, following no link).
+// checkTraps reports, in each live env's worktree, what would hold git
+// where it opens files of its own (trap.Find: git-apex runs no git there
+// while one is at the top, and stops git that meets one deeper): a
+// problem, which fix removes, or opens when it is a closed directory
+// (trap.Remove, following no link).
 func (d *Doctor) checkTraps(envs []*state.Env, fix bool) []Finding {
 	var out []Finding
 	for _, e := range envs {
@@ -207,12 +229,21 @@ func (d *Doctor) checkTraps(envs []*state.Env, fix bool) []Finding {
 			}
 			continue
 		}
-		found, err := trap.Remove(e.Path)
-		for i, t := range found {
-			found[i], _ = filepath.Rel(e.Path, t)
+		done, err := trap.Remove(e.Path)
+		var gone, opened []string
+		for _, t := range done {
+			rel, _ := filepath.Rel(e.Path, t.Path)
+			if t.Why == trap.Closed {
+				opened = append(opened, rel)
+			} else {
+				gone = append(gone, rel)
+			}
 		}
-		if len(found) > 0 {
-			out = append(out, removed(e.Identity, "the special files where git opens files of its own", quoted(found), err))
+		if len(opened) > 0 {
+			out = append(out, Finding{Check: e.Identity, Status: "fixed", Detail: "opened the directories git could enter but not list: " + quoted(opened)})
+		}
+		if len(gone) > 0 || err != nil {
+			out = append(out, removed(e.Identity, "the traps where git opens files of its own", quoted(gone), err))
 		}
 	}
 	return out

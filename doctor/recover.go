@@ -34,7 +34,8 @@ import (
 //   - git lock files (index.lock, refs/heads/x.lock, ...) that no process
 //     has open;
 //   - processes of a batch task still running in its pool slot after the
-//     batch was killed (pool.Orphans), ended before the slot is reclaimed.
+//     batch was killed (pool.Orphans; in its cached clones' pools too),
+//     ended before the slot is reclaimed.
 //
 // recoverCrashes reports each; with fix it clears it. None of it can hold
 // anyone's work: a start's worktree holds only what git checked out until
@@ -104,7 +105,8 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 	}
 	// A batch killed under its tasks: what they left running in their
 	// slots is ended before the slots are reclaimed (and reset).
-	left, err := d.pool.Orphans(ctx)
+	left, closeClones, err := d.pool.Orphans(ctx)
+	defer closeClones()
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +183,8 @@ func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.
 		return "it had recorded the removal: nothing to finish", true, nil
 	case in.Op == "remove":
 		return d.finishRemoval(ctx, lk, env, in)
+	case in.Shared:
+		return d.undoSharedSwitch(ctx, lk, in)
 	}
 	// A start that was not recorded: its path did not exist before it
 	// (start refuses a path that does), and holds what git checked out,
@@ -190,16 +194,27 @@ func (d *Doctor) recoverIntent(ctx context.Context, lk *gitx.Locked, in *intent.
 	if err != nil {
 		return "", false, err
 	}
-	done = "undid it: removed its worktree" + kept
-	if in.NewBranch {
-		if refs, err := lk.Refs(ctx, "refs/heads/"+in.Branch); err == nil && refs["refs/heads/"+in.Branch].Hash == in.Start {
-			if err := lk.DeleteBranchAt(ctx, in.Branch, in.Start); err != nil {
-				return "", false, err
-			}
-			done += " and its new branch " + in.Branch
-		}
+	dropped, err := dropNewBranch(ctx, lk, in)
+	if err != nil {
+		return "", false, err
 	}
-	return done, true, d.dropContainerOf(ctx, in.Identity, in.Engine)
+	return "undid it: removed its worktree" + kept + dropped, true, d.dropContainerOf(ctx, in.Identity, in.Engine)
+}
+
+// dropNewBranch deletes the branch a start cut short made, while it is
+// still at the commit it was made at; dropped says so (" and its new
+// branch x") when it did.
+func dropNewBranch(ctx context.Context, lk *gitx.Locked, in *intent.Intent) (dropped string, err error) {
+	if !in.NewBranch {
+		return "", nil
+	}
+	if refs, err := lk.Refs(ctx, "refs/heads/"+in.Branch); err != nil || refs["refs/heads/"+in.Branch].Hash != in.Start {
+		return "", nil
+	}
+	if err := lk.DeleteBranchAt(ctx, in.Branch, in.Start); err != nil {
+		return "", err
+	}
+	return " and its new branch " + in.Branch, nil
 }
 
 // dropHalfMade removes the worktree at what.Path that a killed start or
@@ -309,7 +324,11 @@ func (d *Doctor) finishRemoval(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	if check {
-		changes, err := lk.Status(ctx, env.Path, gitx.StatusOptions{Contained: env.Contained()})
+		bounded := ctx
+		if env.Contained() {
+			bounded = gitx.Bound(ctx, env.Path, env.Identity, gitx.ContainedLimit)
+		}
+		changes, err := lk.Status(bounded, env.Path, gitx.StatusOptions{Contained: env.Contained()})
 		if err != nil {
 			return "", false, err
 		}

@@ -251,6 +251,9 @@ func TestStatusAgainst(t *testing.T) {
 	if err != nil || !st.Counted || st.Ahead != 2 || st.Behind != 1 || st.Changes != (Changes{Untracked: 1}) {
 		t.Errorf("StatusAgainst = %+v, %v", st, err)
 	}
+	if head := git(t, dir, "rev-parse", "HEAD"); st.Head != head {
+		t.Errorf("Status's Head = %q, want %s", st.Head, head)
+	}
 	if out := git(t, dir, "config", "--list", "--local"); strings.Contains(out, "branch.topic") {
 		t.Errorf("the base was written to the config:\n%s", out)
 	}

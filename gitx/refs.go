@@ -158,6 +158,7 @@ type Standing struct {
 	Behind         int      // commits on the base that the branch lacks
 	UntrackedPaths []string // what git named untracked, relative and slash-separated: "dir/" for a directory
 	Ignored        int      // ignored files and directories (read only with StatusOptions.Ignored)
+	Head           string   // the commit checked out; "" before the first commit
 }
 
 // StatusOptions say what Status reads.
@@ -207,6 +208,8 @@ func parseStatusV2(out string) Standing {
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
 		switch {
+		case strings.HasPrefix(f, "# branch.oid ") && f != "# branch.oid (initial)":
+			s.Head = strings.TrimPrefix(f, "# branch.oid ")
 		case strings.HasPrefix(f, "# branch.ab "):
 			var a, b int
 			if _, err := fmt.Sscanf(f, "# branch.ab +%d -%d", &a, &b); err == nil {

@@ -166,7 +166,12 @@ func run(ctx context.Context, c command) (string, error) {
 	if c.inEnv {
 		args = append(args, envConfig...)
 	}
-	watched, trapped := trap.Watch(ctx, c.dir, c.inEnv) // in an env's worktree, no trap may hold git
+	limited, cancel, bound := bounded(ctx, c)
+	defer cancel()
+	if bound != nil && limited.Err() != nil && ctx.Err() == nil {
+		return "", &TimeoutError{Identity: bound.identity, Dir: c.dir, Args: c.args, Limit: bound.limit}
+	}
+	watched, trapped := trap.Watch(limited, c.dir, c.inEnv) // in an env's worktree, no trap may hold git
 	cmd := exec.CommandContext(watched, "git", append(args, c.args...)...)
 	// Interrupted, git gets SIGTERM, so it removes its lock files (and
 	// so does what it started, in its group); a hook it started may
@@ -201,6 +206,9 @@ func run(ctx context.Context, c command) (string, error) {
 	}
 	if ctx.Err() != nil {
 		return stdout.String(), ctx.Err()
+	}
+	if bound != nil && limited.Err() != nil {
+		return stdout.String(), &TimeoutError{Identity: bound.identity, Dir: c.dir, Args: c.args, Limit: bound.limit}
 	}
 	status := -1
 	var exit *exec.ExitError

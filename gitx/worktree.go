@@ -171,9 +171,24 @@ func (l *Locked) AddWorktree(ctx context.Context, path, branch string, newBranch
 // RemoveWorktree runs `git worktree remove --force`: whatever the
 // worktree holds goes (callers check first that nothing would be lost:
 // git's own check is a git status no trap.Watch could stop). A path
-// whose directory is already gone only loses its registration.
+// whose directory is already gone only loses its registration. What git
+// cannot delete by the paths it uses (one 4,096 characters or more from
+// /, which a container makes in an instant) is deleted here through
+// directory handles (nofollow.RemoveAll); git then drops the
+// registration, if its failed attempt left it.
 func (l *Locked) RemoveWorktree(ctx context.Context, path string) error {
 	_, err := l.runIn(ctx, l.CommonDir, "worktree", "remove", "--force", path)
+	if err == nil || ctx.Err() != nil || !hostpath.Exists(path) {
+		return err
+	}
+	if rerr := nofollow.RemoveAll(filepath.Dir(path), filepath.Base(path)); rerr != nil {
+		return fmt.Errorf("%w; then %w", err, rerr)
+	}
+	list, lerr := l.Worktrees(ctx)
+	if _, registered := FindWorktree(list, path); lerr == nil && !registered {
+		return nil
+	}
+	_, err = l.runIn(ctx, l.CommonDir, "worktree", "remove", "--force", path)
 	return err
 }
 

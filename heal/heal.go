@@ -24,7 +24,7 @@ const (
 	None     = ""
 	Switched = "switched" // its worktree is on another branch
 	Moved    = "moved"    // its worktree was moved with git worktree move
-	Gone     = "gone"     // its directory was deleted
+	Gone     = "gone"     // its directory is gone: deleted, or moved with plain mv
 	Stranger = "stranger" // its directory is there but no longer a git worktree
 	Gitfile  = "gitfile"  // its .git file points away from its git directory
 	Trapped  = "trapped"  // its worktree holds special files where git opens its own (package trap)
@@ -75,6 +75,9 @@ func (d Drift) Describe(env *state.Env) string {
 	case Moved:
 		return "its worktree was moved to " + d.path
 	case Gone:
+		if d.Found {
+			return "its worktree " + env.Path + " is missing (moved or deleted by hand; git still registers it)"
+		}
 		return "its worktree " + env.Path + " was deleted by hand"
 	case Stranger:
 		return env.Path + " is no longer a git worktree"
@@ -82,6 +85,14 @@ func (d Drift) Describe(env *state.Env) string {
 		return d.problem
 	}
 	return ""
+}
+
+// MissingHint says how to repair an env whose worktree directory is
+// gone while git still registers it: git keeps a moved worktree's
+// registration, with its index, until `git worktree repair` finds it.
+func MissingHint(env *state.Env) string {
+	return fmt.Sprintf("if you moved it, run `git worktree repair <new path>` and git-apex follows it; if you deleted it, `git apex remove %s` drops the record and git's registration",
+		env.Identity)
 }
 
 // LockReason is why a worktree is locked, for messages.
@@ -94,7 +105,8 @@ func LockReason(wt gitx.Worktree) string {
 
 // One compares a live env with git's worktrees and repairs what it
 // safely can: a worktree moved with `git worktree move` is followed, a
-// branch switched by hand is recorded, and an env whose directory is gone
+// branch switched by hand is recorded, one moved with plain mv is
+// followed when FindMoved finds it (under lk), and an env whose directory is gone
 // is marked destroyed (its stale git registration removed under lk, when
 // lk is not nil). A directory that is no longer a worktree, and a .git
 // file that points away from the worktree's git directory, are left
@@ -109,6 +121,16 @@ func One(ctx context.Context, r *repo.Repo, lk *gitx.Locked, env *state.Env, wor
 		return gitx.Worktree{}, false, GitfileRefusal(env, d.problem)
 	case Trapped:
 		return gitx.Worktree{}, false, exitcode.New(exitcode.Refused, "refusing to run git in %s: %s", env.Identity, d.problem)
+	}
+	if d.Kind == Gone && d.Found && lk != nil {
+		// Moved by hand, perhaps: followed when found, never dropped.
+		if moved, ok := FindMoved(r.Git, env.Path); ok {
+			wt, err := Follow(ctx, r, lk, env, moved)
+			if err != nil {
+				return gitx.Worktree{}, false, fmt.Errorf("%s: %s; found it at %s, but cannot repair git's registration: %w", env.Identity, d.Describe(env), moved, err)
+			}
+			return wt, true, nil
+		}
 	}
 	if err := Repair(ctx, r, lk, env, d); err != nil {
 		return gitx.Worktree{}, false, err
@@ -182,25 +204,25 @@ func droppedNote(aliases []string) string {
 }
 
 // All heals every live env against one worktree listing. Given the
-// repository lock as held (nil when not), it takes the lock itself only
-// when an env turns out to be gone: the lock is not reentrant. It returns,
-// by env ID, why git must not run in an env's worktree (see One).
+// repository lock as held, it repairs every drift One would. Without it
+// (held nil: a read-only command, such as list or path) it records only
+// what changes no file and no registration, a move followed or a branch
+// switch, and leaves an env whose directory is gone as it is, said so on
+// stderr with how to repair it: the directory may have been moved with
+// plain mv, and git's registration (holding its index) must survive
+// until `git worktree repair` finds it. It returns, by env ID, why git
+// must not run in an env's worktree (see One), or that it is missing.
 func All(ctx context.Context, r *repo.Repo, held *gitx.Locked, envs []*state.Env, worktrees []gitx.Worktree) (map[int64]string, error) {
-	lk := held
 	refused := map[int64]string{}
-	defer func() {
-		if lk != nil && lk != held {
-			lk.Unlock()
-		}
-	}()
 	for _, env := range envs {
-		if env.Live() && env.Mode != string(policy.Shared) && !hostpath.Exists(env.Path) && lk == nil {
-			var err error
-			if lk, err = r.Lock(ctx); err != nil {
-				return nil, err
+		if held == nil {
+			if d := Diagnose(r, env, worktrees); d.Kind == Gone {
+				refused[env.ID] = d.Describe(env) + "; " + MissingHint(env)
+				r.Notef("%s: %s", env.Identity, refused[env.ID])
+				continue
 			}
 		}
-		_, _, err := One(ctx, r, lk, env, worktrees)
+		_, _, err := One(ctx, r, held, env, worktrees)
 		switch {
 		case err != nil && exitcode.Of(err) == exitcode.Refused:
 			refused[env.ID] = err.Error()

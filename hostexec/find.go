@@ -10,8 +10,8 @@ import (
 
 // A Trace is what to look for of one place's processes (see Find):
 //
-//   - Dir: those that use it (their working directory, their root or an
-//     open file is there), as Users finds them; "" for none;
+//   - Dir: those that use it (their working directory, their root, their
+//     program or an open file is there), as Users finds them; "" for none;
 //   - Mark: those whose environment holds it, a NAME=value setting
 //     git-apex gave a command: every process the command starts inherits
 //     it, in a session of its own or after a double fork too, unless it

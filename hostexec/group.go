@@ -10,8 +10,11 @@ type Group struct {
 	Start int64 `json:"start"`
 }
 
-// GroupOf is the group whose leader is pid, which is running.
-func GroupOf(pid int) Group { return Group{ID: pid, Start: startTime(pid)} }
+// GroupOf is the group whose leader is pid, just started. The leader may
+// have ended already (a command that put a child in the background and
+// exited at once) without being reaped: its start time still names the
+// group.
+func GroupOf(pid int) Group { return Group{ID: pid, Start: startTimeOf(pid, true)} }
 
 // Members are the processes still in g: those in the process group g.ID
 // that started no earlier than its leader, so that a group whose ID the

@@ -10,12 +10,14 @@ import (
 
 // A Process is a process on this machine that Find (or Users, or
 // Members) found: one that uses a directory (its working directory, its
-// root or one of its open files lies there), carries a mark, or is in a
-// process group.
+// root, its program or one of its open files lies there), carries a
+// mark, or is in a process group.
 type Process struct {
 	PID     int
 	Command string // its command name
 	start   int64  // its start time, so that a reused PID is not taken for it
+	group   int    // its process group, where known
+	task    bool   // found by a Trace's Mark or Group, not by its Dir only
 }
 
 // String names the process: "process 41 (sleep)".
@@ -36,7 +38,8 @@ func Describe(procs []Process) string {
 
 // Users finds, in one pass over the processes of this machine, those
 // that use each of dirs (reached through links or not): their working
-// directory, their root or an open file is the directory or below it.
+// directory, their root, their program or an open file is the
+// directory or below it.
 // The answer maps each of dirs, as given, that has users to them, by
 // PID. Left out are git-apex itself, the processes that started it (the
 // caller's own directory is the caller's rule), the processes it started

@@ -14,7 +14,7 @@ import (
 // find is Find's one pass over /proc, on traces whose Dir is resolved.
 // For each process it reads only what some trace asks about: its stat
 // (for a Group), its environ (for a Mark), and the links of its cwd,
-// root and fd/* (for a Dir).
+// root, exe and fd/* (for a Dir).
 func find(traces []Trace) [][]Process {
 	found := make([][]Process, len(traces))
 	self := os.Getpid()
@@ -26,10 +26,11 @@ func find(traces []Trace) [][]Process {
 	if err != nil {
 		return found
 	}
-	entries, err := os.ReadDir("/proc")
+	proc, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return found
 	}
+	defer unix.Close(proc)
 	// Most links lead nowhere near a dir: those outside the directory all
 	// dirs share are passed over at once.
 	common, groups, marks := "", false, false
@@ -46,55 +47,78 @@ func find(traces []Trace) [][]Process {
 		groups, marks = groups || t.Group.ID > 0, marks || t.Mark != ""
 	}
 	buf, environ := make([]byte, unix.PathMax), make([]byte, 0, 1<<16)
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || skip[pid] {
-			continue
+	// /proc is read a few entries at a time (a small buffer), in PID
+	// order, each looked at as it is read: a process started during the
+	// pass (by one forking as it is ended) mostly has a higher PID than
+	// those read yet, and is then found too.
+	dirents := make([]byte, 512)
+	var names []string
+	for {
+		n, err := unix.Getdents(proc, dirents)
+		if err != nil || n <= 0 {
+			break
 		}
-		hit := map[int]bool{}
-		if groups {
-			inGroup(pid, traces, hit)
-		}
-		if marks {
-			environ = readAll("/proc/"+e.Name()+"/environ", environ[:0])
-			for i, t := range traces {
-				if t.Mark != "" && holds(environ, t.Mark) {
-					hit[i] = true
+		_, _, names = unix.ParseDirent(dirents[:n], -1, names[:0])
+		for _, name := range names {
+			if p, hits := inspect(name, traces, skip, self, mounts, common, groups, marks, buf, &environ); len(hits) > 0 {
+				for i, task := range hits {
+					p.task = task
+					found[i] = append(found[i], p)
 				}
 			}
-		}
-		if common != "" {
-			used := map[int]bool{}
-			links(e.Name(), mounts, buf, func(target string) {
-				if !within(target, common) {
-					return // a socket, pipe or anonymous file, or elsewhere
-				}
-				for i, t := range traces {
-					if t.Dir != "" && !hit[i] && within(target, t.Dir) {
-						used[i] = true
-					}
-				}
-			})
-			if len(used) > 0 && !descends(pid, self) {
-				for i := range used {
-					hit[i] = true
-				}
-			}
-		}
-		if len(hit) == 0 {
-			continue
-		}
-		start := startTime(pid)
-		if start == 0 {
-			continue // gone, or a zombie
-		}
-		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
-		p := Process{PID: pid, Command: strings.TrimSpace(string(comm)), start: start}
-		for i := range hit {
-			found[i] = append(found[i], p)
 		}
 	}
 	return found
+}
+
+// inspect is find's look at one entry of /proc: the process, and for each
+// trace it is found by, whether by Mark or Group (true) or by Dir only.
+func inspect(name string, traces []Trace, skip map[int]bool, self int, mounts, common string, groups, marks bool, buf []byte, environ *[]byte) (Process, map[int]bool) {
+	pid, err := strconv.Atoi(name)
+	if err != nil || skip[pid] {
+		return Process{}, nil
+	}
+	hit := map[int]bool{}
+	if groups {
+		inGroup(pid, traces, hit)
+	}
+	if marks {
+		*environ = readAll("/proc/"+name+"/environ", (*environ)[:0])
+		for i, t := range traces {
+			if t.Mark != "" && holds(*environ, t.Mark) {
+				hit[i] = true
+			}
+		}
+	}
+	if common != "" {
+		used := map[int]bool{}
+		links(name, mounts, buf, func(target string) {
+			if !within(target, common) {
+				return // a socket, pipe or anonymous file, or elsewhere
+			}
+			for i, t := range traces {
+				if t.Dir != "" && !hit[i] && within(target, t.Dir) {
+					used[i] = true
+				}
+			}
+		})
+		if len(used) > 0 && !descends(pid, self) {
+			for i := range used {
+				hit[i] = false
+			}
+		}
+	}
+	if len(hit) == 0 {
+		return Process{}, nil
+	}
+	fields := stat(pid)
+	if len(fields) < 20 || fields[0] == "Z" || fields[0] == "X" {
+		return Process{}, nil // gone, or a zombie
+	}
+	start, _ := strconv.ParseInt(fields[19], 10, 64)
+	group, _ := strconv.Atoi(fields[2])
+	comm, _ := os.ReadFile("/proc/" + name + "/comm")
+	return Process{PID: pid, Command: strings.TrimSpace(string(comm)), start: start, group: group}, hit
 }
 
 // inGroup marks in hit the traces whose Group process pid is a member of:
@@ -150,7 +174,7 @@ func holds(environ []byte, mark string) bool {
 }
 
 // links calls check with the target of each link of process pid (its
-// cwd, root and fd/*) when it is in the mount namespace mounts; buf is
+// cwd, root, exe and fd/*) when it is in the mount namespace mounts; buf is
 // scratch space. The links in fd/, most of a scan's (about 1,500 on a
 // busy machine), are read relative to that directory, opened once, so the
 // kernel does not walk /proc/PID/fd again for each.
@@ -166,7 +190,10 @@ func links(pid, mounts string, buf []byte, check func(target string)) {
 	if ns, ok := read(unix.AT_FDCWD, base+"ns/mnt"); !ok || ns != mounts {
 		return // not ours to inspect, or a container's
 	}
-	for _, name := range []string{"cwd", "root"} {
+	// exe is the program it runs: a dev server built in the worktree and
+	// run by its path from elsewhere uses it through that alone (once the
+	// file is deleted, the link ends in " (deleted)", still under it).
+	for _, name := range []string{"cwd", "root", "exe"} {
 		if target, ok := read(unix.AT_FDCWD, base+name); ok {
 			check(target)
 		}
@@ -231,6 +258,34 @@ func descends(pid, ancestor int) bool {
 // reaped yet.
 func ended(p Process) bool {
 	return startTime(p.PID) != p.start
+}
+
+// ownGroups are the process groups of git-apex and of the processes
+// that started it, as a set.
+func ownGroups() map[int]bool {
+	own := map[int]bool{syscall.Getpgrp(): true}
+	for pid := parent(os.Getpid()); pid > 1; pid = parent(pid) {
+		if fields := stat(pid); len(fields) > 2 {
+			g, _ := strconv.Atoi(fields[2])
+			own[g] = true
+		}
+	}
+	return own
+}
+
+// isStopped reports whether p is stopped (by a signal, or traced), or
+// no longer runs.
+func isStopped(p Process) bool {
+	fields := stat(p.PID)
+	if len(fields) < 20 {
+		return true
+	}
+	start, _ := strconv.ParseInt(fields[19], 10, 64)
+	switch fields[0] {
+	case "T", "t", "Z", "X":
+		return true
+	}
+	return start != p.start
 }
 
 // groupRuns reports whether a process of the process group pgid still

@@ -21,6 +21,14 @@ func find(traces []Trace) [][]Process {
 // ended reports whether p no longer runs.
 func ended(p Process) bool { return !Alive(p.PID, p.start) }
 
+// ownGroups is the process group of git-apex, as a set: find finds
+// no process's group here, so it is not asked about any other.
+func ownGroups() map[int]bool { return map[int]bool{syscall.Getpgrp(): true} }
+
+// isStopped reports whether p is stopped: this system has no /proc to
+// tell, and a process sent SIGSTOP is taken as stopped.
+func isStopped(Process) bool { return true }
+
 // groupRuns reports whether a process of the process group pgid still
 // exists.
 func groupRuns(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }

@@ -203,3 +203,39 @@ func TestFindMark(t *testing.T) {
 		t.Errorf("users of %s = %v, want process %d", other, got, inOther)
 	}
 }
+
+// TestUsersExe: a process whose program lies in the directory (a dev
+// server built there and run by its path from elsewhere: its working
+// directory and open files are not there) uses it, also once the program
+// file is deleted.
+func TestUsersExe(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep program")
+	}
+	program, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin", "sleep")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, program, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pid := orphan(t, "/", "exec "+bin+" 1000 </dev/null")
+	if found := UsersOf(dir); len(found) != 1 || found[0].PID != pid {
+		t.Errorf("users of %s = %v, want process %d, which runs %s", dir, found, pid, bin)
+	}
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	if found := UsersOf(dir); len(found) != 1 || found[0].PID != pid {
+		t.Errorf("users of %s once its program is deleted = %v, want process %d", dir, found, pid)
+	}
+}

@@ -39,10 +39,18 @@ type Intent struct {
 	DeleteBranch bool `json:"delete_branch,omitempty"`
 	// Force is set on a removal that discards uncommitted work; Kept when
 	// it kept some in the trash (before the intent was written).
-	Force    bool  `json:"force,omitempty"`
-	Kept     bool  `json:"kept,omitempty"`
-	PID      int   `json:"pid"`
-	PIDStart int64 `json:"pid_start"`
+	// Shared is set on a start in shared isolation, which switches the
+	// main checkout (Path) from FromBranch ("" when detached) at
+	// FromHead to Target, the commit of Branch (or of no branch, when
+	// Branch is "").
+	Shared     bool   `json:"shared,omitempty"`
+	FromBranch string `json:"from_branch,omitempty"`
+	FromHead   string `json:"from_head,omitempty"`
+	Target     string `json:"target,omitempty"`
+	Force      bool   `json:"force,omitempty"`
+	Kept       bool   `json:"kept,omitempty"`
+	PID        int    `json:"pid"`
+	PIDStart   int64  `json:"pid_start"`
 
 	file string // where it is written
 }

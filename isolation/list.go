@@ -10,6 +10,7 @@ import (
 	"github.com/git-apex/git-apex/container"
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
+	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/merged"
 	"github.com/git-apex/git-apex/planted"
 	"github.com/git-apex/git-apex/policy"
@@ -31,6 +32,9 @@ type Listed struct {
 	// missing, ...; "unknown" when no runtime answers.
 	Container string
 	Problem   string // what could not be read
+	// Missing is set when its worktree directory is gone (moved with
+	// plain mv, or deleted): it is left as it is until repaired.
+	Missing bool
 }
 
 // List returns the envs with their links, oldest first, after healing
@@ -77,7 +81,8 @@ func (m *Manager) listed(ctx context.Context, envs []*state.Env, all, subset boo
 	var listed []Listed
 	for _, env := range envs {
 		if all || env.Live() {
-			listed = append(listed, Listed{Env: env, Links: links[env.ID], Problem: refused[env.ID]})
+			missing := env.Live() && env.Mode != string(policy.Shared) && !hostpath.Exists(env.Path)
+			listed = append(listed, Listed{Env: env, Links: links[env.ID], Problem: refused[env.ID], Missing: missing})
 		}
 	}
 	return listed, m.describe(ctx, listed, subset)
@@ -160,6 +165,9 @@ func (m *Manager) status(ctx context.Context, l *Listed, baseIsLocal bool, more 
 			l.Changes, l.Counted, l.Ahead, l.Behind = &gitx.Changes{}, c.Counted, c.Ahead, c.Behind
 			return nil
 		}
+	}
+	if e.Contained() {
+		ctx = gitx.Bound(ctx, e.Path, e.Identity, gitx.ContainedLimit)
 	}
 	st, err := m.r.Git.Status(ctx, e.Path, gitx.StatusOptions{Branch: e.Branch, Base: e.Base,
 		BaseIsLocal: baseIsLocal, Contained: e.Contained()})

@@ -146,16 +146,6 @@ func (sharedProvider) create(ctx context.Context, lk *gitx.Locked, p *plan, t ta
 	if main.Branch == p.branch {
 		return made{}, nil
 	}
-	changes, err := lk.Status(ctx, main.Path, gitx.StatusOptions{})
-	if err != nil {
-		return made{}, err
-	}
-	// Untracked files travel with a switch (git refuses to overwrite one);
-	// changes to tracked files are what a switch could mix up or lose.
-	if changes.Staged+changes.Modified > 0 {
-		return made{}, exitcode.New(exitcode.Refused, "cannot switch the main checkout to %s for %s: it has %s changes; commit or stash them, or use --isolation worktree",
-			p.branch, p.id, gitx.Changes{Staged: changes.Staged, Modified: changes.Modified})
-	}
 	switchBack := func(ctx context.Context) error {
 		return lk.Switch(ctx, main.Path, main.Branch, false, main.Head)
 	}
@@ -163,6 +153,24 @@ func (sharedProvider) create(ctx context.Context, lk *gitx.Locked, p *plan, t ta
 		return made{undo: undoAll(unbranch(lk, p, t))}, err
 	}
 	return made{undo: undoAll(unbranch(lk, p, t), switchBack)}, nil
+}
+
+// sharedClean refuses a shared start whose main checkout has changes to
+// tracked files: a switch could mix them up or lose them. Untracked
+// files travel with a switch (git refuses to overwrite one).
+func sharedClean(ctx context.Context, lk *gitx.Locked, p *plan, t target) error {
+	if t.main.Branch == p.branch {
+		return nil
+	}
+	changes, err := lk.Status(ctx, t.main.Path, gitx.StatusOptions{})
+	if err != nil {
+		return err
+	}
+	if changes.Staged+changes.Modified > 0 {
+		return exitcode.New(exitcode.Refused, "cannot switch the main checkout to %s for %s: it has %s changes; commit or stash them, or use --isolation worktree",
+			p.branch, p.id, gitx.Changes{Staged: changes.Staged, Modified: changes.Modified})
+	}
+	return nil
 }
 
 // remove leaves the main checkout alone: a shared env is only forgotten.

@@ -28,6 +28,10 @@ type RemoveOptions struct {
 	DeleteBranch bool   // delete the env's branch too
 	Cwd          string // the caller's directory: the env holding it is kept unless Force
 	Kill         bool   // end the processes that use the worktree, instead of refusing
+	// DeleteUnkept, with Force (`--force --force`), deletes what the trash
+	// cannot keep too (Unkept): nested repositories, changes inside
+	// submodules, submodule commits held nowhere else.
+	DeleteUnkept bool
 
 	// BranchMerged says the caller (a sweep) found the branch merged into
 	// its base, so deleting it loses nothing and needs no further check.
@@ -45,11 +49,17 @@ var ErrNoAnswer = errors.New("its container did not answer")
 type RemoveResult struct {
 	Env           *state.Env
 	BranchDeleted bool
+	BranchTip     string   // the commit the deleted branch was at
 	AlreadyGone   bool     // its directory had been deleted by hand
 	DroppedLinks  []string // links that resolved to it
 	// Trash is where a forced removal kept the uncommitted work it
 	// discarded (`git apex restore` brings it back); nil when there was none.
 	Trash *trash.Entry
+	// Unkept is what DeleteUnkept let the removal delete unkept.
+	Unkept Unkept
+	// KeptCommits are the submodule commits that a forced removal kept
+	// in the main repository's copies of the submodules.
+	KeptCommits []KeptCommits
 }
 
 // Remove deletes an env's worktree and marks it destroyed, dropping the
@@ -59,7 +69,10 @@ type RemoveResult struct {
 // refuses a locked worktree, the worktree holding the caller's directory,
 // and, unless forced, uncommitted changes or untracked files, commits
 // that no branch or remote holds, and (with DeleteBranch) branch commits
-// found nowhere else. The branch is kept unless DeleteBranch. A shared
+// found nowhere else; unless forced, submodule commits found nowhere
+// else (forced, they are kept in the main repository's copies of the
+// submodules: KeepSubmoduleCommits); unless forced twice (DeleteUnkept),
+// the rest of what the trash cannot keep (Unkept). The branch is kept unless DeleteBranch. A shared
 // env is only marked destroyed; the main checkout is never touched.
 func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOptions) (*RemoveResult, error) {
 	lk, env, _, err := m.r.LockedEnv(ctx, identity)
@@ -73,6 +86,13 @@ func (m *Manager) Remove(ctx context.Context, identity string, opts RemoveOption
 // RemoveLocked is Remove for an env already found, under the lock.
 func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.Env, opts RemoveOptions) (*RemoveResult, error) {
 	identity := env.Identity
+	if env.Contained() { // what its container wrote cannot hold git, or the lock, for longer
+		limit := gitx.ContainedLimit
+		if opts.ReadWithin > 0 {
+			limit = min(limit, opts.ReadWithin)
+		}
+		ctx = gitx.Bound(ctx, env.Path, identity, limit)
+	}
 	worktrees := opts.Worktrees
 	if worktrees == nil {
 		var err error
@@ -119,6 +139,7 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		return nil, refuse("%s is no longer a git worktree; look inside it, move it away, then run `git apex list` to heal the record", env.Path)
 	}
 	var users []hostexec.Process
+	var unkept Unkept // what the trash cannot keep
 	if removeTree {
 		switch {
 		case wt.Path == worktrees[0].Path:
@@ -144,6 +165,26 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 				}
 			}
 		}
+		// What the trash cannot keep is deleted only when said twice, as
+		// git clean deletes a nested repository only with -ff.
+		unkept, err = FindUnkept(ctx, lk, wt.Path, env.Contained())
+		if terr := (*gitx.TimeoutError)(nil); errors.As(err, &terr) && opts.Force {
+			// Forced, a worktree git cannot read in time is removed
+			// unread, as its work is (below): said in a warning.
+			m.r.Warnf("%s: what the trash cannot keep was not looked for: git did not finish reading its worktree within %v; removing anyway (--force)", identity, terr.Limit)
+		} else if err != nil {
+			return nil, err
+		}
+		// Forced, submodule commits are kept where the main repository
+		// has the submodule (below); the rest only twice.
+		left := unkept.Unkeepable()
+		switch {
+		case !left.Empty() && !(opts.Force && opts.DeleteUnkept):
+			return nil, refuse("it holds what the trash cannot keep: %s; commit and push them, or move them out, or run `git apex remove --force --force %s` to delete them too", unkept, identity)
+		case !unkept.Empty() && !opts.Force:
+			return nil, refuse("it holds %s; push them, or run %s to keep them in the main repository's copy of the submodule (under %s) and remove it", unkept, forceHint, keptPrefix+identity+"/")
+		}
+		res.Unkept = left
 		if err := sandbox.CheckRemovable(ctx, m.r, env); err != nil {
 			return nil, err
 		}
@@ -213,11 +254,21 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		if err := sandbox.DisarmForRemoval(ctx, m.r, env, opts.Force); err != nil {
 			return nil, err
 		}
+		if opts.Force {
+			if res.KeptCommits, err = KeepSubmoduleCommits(ctx, lk, unkept, identity, m.r.Store.Now()); err != nil {
+				return nil, exitcode.New(exitcode.Refused, "%v, so nothing was deleted; push them, then retry", err)
+			}
+		}
 		// Unforced, the tree is clean: only ignored files that
 		// [trash].keep_ignored names are kept.
 		if keepIgnored := repo.KeepIgnored(m.r); opts.Force || len(keepIgnored) > 0 {
-			if res.Trash, err = trash.Record(ctx, lk, trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode,
-				Path: env.Path}, env.Contained(), keepIgnored, m.r.Store.Now()); err != nil {
+			what := trash.Entry{Identity: identity, Branch: env.Branch, Base: env.Base, Mode: env.Mode, Path: env.Path}
+			kept := trash.Options{Contained: env.Contained(), KeepIgnored: keepIgnored, DeletesBranch: deleteBranch && !opts.BranchMerged}
+			res.Trash, err = trash.Record(ctx, lk, what, kept, m.r.Store.Now())
+			if terr := (*gitx.TimeoutError)(nil); errors.As(err, &terr) && opts.Force {
+				// Forced, what git cannot read in time is discarded, as a file too big for the trash is.
+				m.r.Warnf("%s: its uncommitted work was not kept in the trash: git did not finish reading its worktree within %v; removing anyway (--force)", identity, terr.Limit)
+			} else if err != nil {
 				return nil, err
 			}
 		}
@@ -235,10 +286,14 @@ func (m *Manager) RemoveLocked(ctx context.Context, lk *gitx.Locked, env *state.
 		}
 	}
 	if deleteBranch {
+		refs, err := lk.Refs(ctx, "refs/heads/"+env.Branch)
+		if err != nil {
+			return nil, err
+		}
 		if err := lk.DeleteBranch(ctx, env.Branch); err != nil {
 			return nil, err
 		}
-		res.BranchDeleted = true
+		res.BranchDeleted, res.BranchTip = true, refs["refs/heads/"+env.Branch].Hash
 		detail += "; deleted branch " + env.Branch
 	}
 	if env.Live() {

@@ -32,6 +32,11 @@ type StartRequest struct {
 	Strict    bool        // --strict: never fall back from the asked mode
 	Detach    bool        // --detach: check out the start commit with no branch
 	Parent    string      // --parent: share this identity's env instead of making one
+	// NoAdopt refuses (exit 3) rather than record as the env a worktree
+	// made without git-apex that has the branch checked out: a restore
+	// writes files into the env it starts, and must write only into one
+	// it made.
+	NoAdopt bool
 	// Metadata is recorded with an env start makes (an API's story, say);
 	// a reused env keeps its own.
 	Metadata map[string]string
@@ -71,6 +76,7 @@ type target struct {
 	base         string
 	start        string // the commit the env starts from
 	branchExists bool
+	tip          string          // an existing branch's commit
 	main         gitx.Worktree   // the main checkout
 	worktrees    []gitx.Worktree // every worktree, as git listed them
 	adopt        *gitx.Worktree  // an existing worktree on the branch, to record as the env
@@ -338,7 +344,8 @@ func (p *plan) refNames() []string {
 // refuses what would clash with existing work.
 func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree, refs map[string]gitx.Ref) (target, error) {
 	t := target{path: p.path, main: worktrees[0], worktrees: worktrees}
-	_, t.branchExists = refs["refs/heads/"+p.branch]
+	tip, exists := refs["refs/heads/"+p.branch]
+	t.branchExists, t.tip = exists, tip.Hash
 	var err error
 	if t.base, t.start, err = resolveBase(ctx, m.r.Git, p, worktrees, refs); err != nil {
 		return t, err
@@ -362,6 +369,8 @@ func (m *Manager) check(ctx context.Context, p *plan, worktrees []gitx.Worktree,
 		}
 	case checkedOut && holderWt.Path == t.main.Path:
 		return t, exitcode.New(exitcode.Refused, "cannot start %s: branch %s is checked out in the main checkout %s; switch it to another branch, or use --isolation shared", id, p.branch, holderWt.Path)
+	case checkedOut && p.req.NoAdopt:
+		return t, exitcode.New(exitcode.Refused, "cannot start %s: branch %s is checked out in the worktree %s, which git-apex did not make", id, p.branch, holderWt.Path)
 	case checkedOut:
 		// A worktree made without git-apex: record it as it is.
 		t.adopt, t.path = &holderWt, holderWt.Path
@@ -475,10 +484,19 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 			in.Engine = ep.Record()
 		}
 	}
-	if p.mode != policy.Shared {
-		if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
+	if p.mode == policy.Shared {
+		// Checked before the intent, which says the checkout was clean:
+		// doctor --fix then knows every change in it is the switch's.
+		if err := sharedClean(ctx, lk, p, t); err != nil {
 			return nil, err
 		}
+		in.Shared, in.FromBranch, in.FromHead, in.Target = true, t.main.Branch, t.main.Head, t.start
+		if t.branchExists {
+			in.Target = t.tip
+		}
+	}
+	if err := intent.Write(intent.Dir(m.r.Git.ApexDir()), in); err != nil {
+		return nil, err
 	}
 	var got made
 	if p.mode == policy.Worktree {

@@ -87,3 +87,22 @@ func openDir(fd int, name string) (int, error) {
 	}
 	return sub, nil
 }
+
+// Open gives this user back read, enter and write rights on its
+// directory name beneath dir that it cannot list (`chmod 0111`), through
+// no link, as RemoveAll does before it empties one.
+func Open(dir, name string) error {
+	parent, base, err := walk(dir, name, false)
+	if err != nil {
+		return err
+	}
+	if parent < 0 {
+		return &os.PathError{Op: "open", Path: filepath.Join(dir, name), Err: unix.ENOENT}
+	}
+	defer unix.Close(parent)
+	sub, err := openDir(parent, base)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: filepath.Join(dir, name), Err: err}
+	}
+	return unix.Close(sub)
+}

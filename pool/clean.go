@@ -26,8 +26,10 @@ import (
 //     (hostexec.Find): the members of that group, the processes that
 //     carry the slot's mark, and those with their working directory,
 //     their root or an open file in the slot (hostexec.Users: one that
-//     cleared its environment but still works there). They are ended and
-//     waited for at every release (a live holder's too), when a dead
+//     cleared its environment but still works there). They are frozen
+//     (SIGSTOP, pass after pass, so that none forks a successor a pass
+//     has not seen), then ended and waited for (hostexec.EndAll) at
+//     every release (a live holder's too), when a dead
 //     holder's slot is reclaimed, and before an idle slot is leased
 //     (ready) or taken by `start` (Take); a slot where some still run
 //     after that is removed;
@@ -92,29 +94,18 @@ func leftovers(s *state.Slot) []hostexec.Process {
 	return hostexec.Find([]hostexec.Trace{trace})[0]
 }
 
-// endTask ends what a slot's tasks left running (leftovers: SIGTERM,
-// then SIGKILL after [remove].kill_grace), says so, and checks that
-// nothing of it survived: a process that forked as it was ended is ended
-// in a second round. It reports whether it found any, and fails naming
-// what still runs.
+// endTask ends what a slot's tasks left running (leftovers), and what
+// that starts as it is ended: it is stopped first, pass after pass,
+// until none runs (hostexec.EndAll), then sent SIGTERM, and SIGKILL
+// after [remove].kill_grace; so that a process forking anew each
+// generation does not escape. It says what it ended, reports whether it
+// found any, and fails naming what still runs.
 func (c cleaner) endTask(s *state.Slot) (bool, error) {
-	found := false
-	for range 3 {
-		procs := leftovers(s)
-		if len(procs) == 0 {
-			return found, nil
-		}
-		found = true
-		err := hostexec.End(procs, repo.KillGrace(c.r))
+	procs, err := hostexec.EndAll(func() []hostexec.Process { return leftovers(s) }, repo.KillGrace(c.r))
+	if len(procs) > 0 {
 		c.r.Notef("pool slot %s: ended %s, left running by its task", s.Path, hostexec.Describe(procs))
-		if err != nil {
-			return found, err
-		}
 	}
-	if procs := leftovers(s); len(procs) > 0 {
-		return found, fmt.Errorf("%s still running there", hostexec.Describe(procs))
-	}
-	return found, nil
+	return len(procs) > 0, err
 }
 
 // resetTask is resetSlot once what the slot's tasks left running is
@@ -138,8 +129,36 @@ type Orphan struct {
 
 // Orphans are the slots whose holder died with processes of its task
 // still running in them (a batch killed under its tasks), before any
-// reclaim ends them.
-func (p *Pool) Orphans(ctx context.Context) ([]Orphan, error) {
+// reclaim ends them: the slots of this repository's pool, and of its
+// cached clones' (repo.OpenClones: a task with `repo =` works in one),
+// as Drain reaches them. A clone that cannot be opened is passed over
+// with a warning. done closes the clones opened, once the orphans are
+// ended or not.
+func (p *Pool) Orphans(ctx context.Context) (found []Orphan, done func(), err error) {
+	if found, err = p.orphans(ctx); err != nil {
+		return nil, func() {}, err
+	}
+	clones, err := repo.OpenClones(ctx, p.r)
+	var opened []*repo.Repo
+	done = func() {
+		for _, r := range opened {
+			r.Close()
+		}
+	}
+	for _, c := range clones {
+		if c.Err != nil {
+			p.r.Warnf("cannot look for what tasks left running in the pool of the cached clone %s: %v", c.Dir, c.Err)
+			continue
+		}
+		opened = append(opened, c.Repo)
+		more, cerr := New(c.Repo).orphans(ctx)
+		found, err = append(found, more...), errors.Join(err, cerr)
+	}
+	return found, done, err
+}
+
+// orphans are Orphans of this pool alone.
+func (p *Pool) orphans(ctx context.Context) ([]Orphan, error) {
 	slots, err := p.r.Store.Pool().All(ctx)
 	if err != nil {
 		return nil, err
@@ -163,7 +182,11 @@ func (o Orphan) End() error {
 	return err
 }
 
-// ready checks that a slot just leased is clean at its commit (nothing
+// ready ends what earlier tasks of a slot just leased left running there
+// (endTask: a pass over the processes, a few milliseconds), so that one
+// that waits quietly (asleep) before it writes does not write into the
+// next task's work; it removes the slot when some of it cannot be ended.
+// It then checks that the slot is clean at its commit (nothing
 // changed, untracked or ignored: what git status finds), then checks out
 // commit there. A slot that is not clean (changed by hand, or by a
 // process that outlived its task) has what is changed kept in the trash
@@ -185,7 +208,15 @@ func (c cleaner) ready(ctx context.Context, s *state.Slot, commit string) (bool,
 		c.discard(fctx, nil, s, why)
 		return false, nil
 	}
-	dirt, err := c.dirt(fctx, s)
+	found, err := c.endTask(s)
+	if err != nil {
+		if derr := c.drop(fctx, nil, s); derr != nil {
+			return false, fmt.Errorf("pool slot %s cannot be leased (%v), nor removed: %w", s.Path, err, derr)
+		}
+		c.r.Warnf("pool slot %s is removed, not leased: %v", s.Path, err)
+		return false, nil
+	}
+	dirt, err := c.dirt(fctx, s, s.PoolCommit)
 	if err == nil && dirt == "" {
 		if err = c.r.Git.CheckoutDetached(fctx, s.Path, commit); err == nil {
 			return true, nil
@@ -195,7 +226,7 @@ func (c cleaner) ready(ctx context.Context, s *state.Slot, commit string) (bool,
 	if err == nil {
 		why = "git status found " + dirt
 	}
-	kept, err := c.cleanUp(fctx, s, commit, dirt != "")
+	kept, err := c.cleanUp(fctx, s, commit, dirt != "", found)
 	if kept != nil {
 		why += fmt.Sprintf("; kept in the trash, `git apex restore %s` gets it back", kept.Identity)
 	}
@@ -232,13 +263,17 @@ func finishing(ctx context.Context) (context.Context, func()) {
 }
 
 // dirt says what git status finds in a slot, ignored files included
-// ("1 modified, 1 untracked, 1 ignored"); "" when it is clean. The slot
-// is trusted as little as a container's (gitx.StatusOptions.Contained).
-func (c cleaner) dirt(ctx context.Context, s *state.Slot) (string, error) {
+// ("1 modified, 1 untracked, 1 ignored"), or a HEAD that is not at the
+// commit at, where the slot should be (a commit made there by hand);
+// "" when it is clean at at. The slot is trusted as little as a
+// container's (gitx.StatusOptions.Contained).
+func (c cleaner) dirt(ctx context.Context, s *state.Slot, at string) (string, error) {
 	st, err := c.r.Git.Status(ctx, s.Path, gitx.StatusOptions{Contained: true, Ignored: true})
 	switch {
 	case err != nil:
 		return "", err
+	case st.Head != "" && st.Head != at:
+		return fmt.Sprintf("HEAD at %.12s, not at the slot's commit %.12s", st.Head, at), nil
 	case st.Dirty() && st.Ignored > 0:
 		return fmt.Sprintf("%s, %d ignored", st.Changes, st.Ignored), nil
 	case st.Ignored > 0:
@@ -250,14 +285,16 @@ func (c cleaner) dirt(ctx context.Context, s *state.Slot) (string, error) {
 }
 
 // cleanUp is ready's reset of a slot that is not clean, and the check
-// after it; it returns the trash entry of what it kept. A slot changed
+// after it; it returns the trash entry of what it kept. ended tells
+// whether ready ended leftovers there already. A slot changed
 // since its release where no leftover of a task is found (see above) is
 // not reset: cleanUp fails with errByPath, and ready removes it.
-func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string, changed bool) (*trash.Entry, error) {
+func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string, changed, ended bool) (*trash.Entry, error) {
 	found, err := c.endTask(s)
 	if err != nil {
 		return nil, err
 	}
+	found = found || ended
 	lk, err := c.r.Lock(ctx)
 	if err != nil {
 		return nil, err
@@ -273,7 +310,7 @@ func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string, chan
 	if err := c.r.Git.ResetClean(ctx, s.Path, commit, true); err != nil {
 		return kept, err
 	}
-	if dirt, err := c.dirt(ctx, s); err != nil || dirt != "" {
+	if dirt, err := c.dirt(ctx, s, commit); err != nil || dirt != "" {
 		return kept, errors.Join(err, fmt.Errorf("git status still finds %s", dirt))
 	}
 	return kept, nil
@@ -297,7 +334,7 @@ func (c cleaner) takeable(ctx context.Context, lk *gitx.Locked, s *state.Slot) (
 	_, err := c.endTask(s)
 	dirt := ""
 	if err == nil {
-		dirt, err = c.dirt(ctx, s)
+		dirt, err = c.dirt(ctx, s, s.PoolCommit)
 	}
 	if err == nil && dirt == "" {
 		return true, nil
@@ -318,11 +355,13 @@ func (c cleaner) takeable(ctx context.Context, lk *gitx.Locked, s *state.Slot) (
 }
 
 // keepChanged keeps what was changed in an idle slot (by hand, or by a
-// process that outlived its task) in the trash, as the work of the
-// identity task-<slot>, which `git apex restore` makes into an env at
-// the slot's commit; nil when nothing was. contained and keepIgnored are
-// as for trash.Record.
+// process that outlived its task) in the trash, commits made on its
+// detached HEAD since the slot's commit that nothing else holds
+// included, as the work of the identity task-<slot>, which `git apex
+// restore` makes into an env at the slot's HEAD; nil when nothing was.
+// contained and keepIgnored are as for trash.Options.
 func (c cleaner) keepChanged(ctx context.Context, lk *gitx.Locked, s *state.Slot, contained bool, keepIgnored []string) (*trash.Entry, error) {
 	what := trash.Entry{Identity: "task-" + filepath.Base(s.Path), Mode: string(policy.Worktree), Path: s.Path}
-	return trash.Record(ctx, lk, what, contained, keepIgnored, c.r.Store.Now())
+	opts := trash.Options{Contained: contained, KeepIgnored: keepIgnored, Made: s.PoolCommit}
+	return trash.Record(ctx, lk, what, opts, c.r.Store.Now())
 }

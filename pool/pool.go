@@ -467,6 +467,9 @@ func (p *Pool) TopUp() {
 
 // KeepSlot takes a leased slot out of the pool and records it as a
 // preserved env (a failed batch task kept for inspection), where it is.
+// The env is named identity, or, while that has a live env (a kept task
+// of an earlier batch with the same id), identity with -2, -3, ... added
+// to its name: env.Identity says which.
 func (p *Pool) KeepSlot(ctx context.Context, l *Lease, identity policy.Identity, reason string) (*state.Env, error) {
 	commit := l.Slot.PoolCommit
 	if wts, err := p.r.Git.Worktrees(ctx); err == nil {
@@ -474,13 +477,47 @@ func (p *Pool) KeepSlot(ctx context.Context, l *Lease, identity policy.Identity,
 			commit = wt.Head
 		}
 	}
-	env := &state.Env{Identity: identity.String(), Workflow: identity.Workflow, Name: identity.Name,
-		ModeAsked: string(policy.Worktree), Mode: string(policy.Worktree), Path: l.Slot.Path, StartCommit: commit,
-		Status: state.Preserved, Metadata: map[string]string{"preserved_reason": reason, "batch": "true"}}
-	if err := p.r.Store.Create(ctx, env, "preserved", reason); err != nil {
+	for n := 1; ; n++ {
+		id := identity
+		if n > 1 {
+			id.Name = fmt.Sprintf("%s-%d", identity.Name, n)
+		}
+		env := &state.Env{Identity: id.String(), Workflow: id.Workflow, Name: id.Name,
+			ModeAsked: string(policy.Worktree), Mode: string(policy.Worktree), Path: l.Slot.Path, StartCommit: commit,
+			Status: state.Preserved, Metadata: map[string]string{"preserved_reason": reason, "batch": "true"}}
+		err := p.r.Store.Create(ctx, env, "preserved", reason)
+		switch {
+		case errors.Is(err, state.ErrIdentityTaken) && n < maxKeptNames:
+			continue
+		case err != nil:
+			return nil, err
+		}
+		return env, p.r.Store.Pool().Drop(ctx, l.Slot.ID)
+	}
+}
+
+// maxKeptNames is how many names KeepSlot tries for one task's env.
+const maxKeptNames = 100
+
+// ReleaseToTrash releases a leased slot whose task's work could not be
+// kept as an env (KeepSlot failed): what the task changed there is kept
+// in the trash first, as identity's work, then the slot is reset and
+// idle, as Release leaves it. kept is nil when the task changed nothing;
+// when the work cannot be kept, the slot is left as it is, leased, for
+// the next acquire or doctor to clean (keeping it then).
+func (p *Pool) ReleaseToTrash(ctx context.Context, l *Lease, identity policy.Identity) (kept *trash.Entry, err error) {
+	lk, err := p.r.Lock(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return env, p.r.Store.Pool().Drop(ctx, l.Slot.ID)
+	what := trash.Entry{Identity: identity.String(), Mode: string(policy.Worktree), Path: l.Slot.Path}
+	// The commits the task made on the slot's detached HEAD go with it.
+	kept, err = trash.Record(ctx, lk, what, trash.Options{Contained: l.contained, Made: l.commit}, p.r.Store.Now())
+	lk.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return kept, p.Release(ctx, l)
 }
 
 // BaseCommit resolves a task's base: a commit-ish, or "" for the pool's

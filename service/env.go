@@ -58,6 +58,9 @@ type Git struct {
 	MergedReason string `json:"merged_reason,omitempty"`
 	Container    string `json:"container,omitempty"` // full envs: the container's state
 	Problem      string `json:"problem,omitempty"`   // what could not be read
+	// Missing: its worktree directory is gone (moved with plain mv, or
+	// deleted by hand); problem says how to repair it.
+	Missing bool `json:"missing,omitempty"`
 }
 
 // Link is an identity that resolves to an env.
@@ -138,7 +141,7 @@ func listedEnv(l isolation.Listed) Env {
 	}
 	v.Links = &links
 	if l.Env.Live() {
-		g := &Git{Merged: l.Merged != "", MergedReason: l.Merged, Problem: l.Problem, Container: l.Container}
+		g := &Git{Merged: l.Merged != "", MergedReason: l.Merged, Problem: l.Problem, Container: l.Container, Missing: l.Missing}
 		if l.Changes != nil {
 			g.Dirty, g.Staged, g.Modified, g.Untracked = l.Changes.Dirty(), l.Changes.Staged, l.Changes.Modified, l.Changes.Untracked
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-apex/git-apex/envexec"
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
 )
@@ -64,6 +65,9 @@ func (s *Service) Changes(ctx context.Context, identity string) (*Changes, error
 	}
 	if err := heal.CheckGitfile(s.r, env); err != nil {
 		return nil, err
+	}
+	if env.Contained() {
+		ctx = gitx.Bound(ctx, env.Path, env.Identity, gitx.ContainedLimit)
 	}
 	status, diffstat, err := s.r.Git.Summary(ctx, env.Path, env.Base)
 	if err != nil {

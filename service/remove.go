@@ -15,17 +15,27 @@ type RemoveRequest struct {
 	DeleteBranch bool   // delete the env's branch too
 	Cwd          string // the caller's directory: the env holding it is kept unless Force
 	Kill         bool   // end the processes that use the env rather than refuse
+	// DeleteUnkept, with Force (`--force --force`), deletes what the trash
+	// cannot keep too: see isolation.Unkept.
+	DeleteUnkept bool
 }
 
 // Removal says what a removal did.
 type Removal struct {
 	Env           Env      `json:"env"`
 	BranchDeleted bool     `json:"branch_deleted"`
-	AlreadyGone   bool     `json:"already_gone"`  // its directory had been deleted by hand
-	DroppedLinks  []string `json:"dropped_links"` // links that resolved to it
+	BranchTip     string   `json:"branch_tip,omitempty"` // the commit the deleted branch was at
+	AlreadyGone   bool     `json:"already_gone"`         // its directory had been deleted by hand
+	DroppedLinks  []string `json:"dropped_links"`        // links that resolved to it
 	// Trash is where a forced removal kept the uncommitted work it
 	// discarded: `git apex restore <identity>` brings it back.
 	Trash *trash.Entry `json:"trash,omitempty"`
+	// Unkept is what the removal deleted that the trash cannot keep
+	// (DeleteUnkept): restore does not bring it back.
+	Unkept *isolation.Unkept `json:"unkept,omitempty"`
+	// KeptCommits are the submodule commits a forced removal kept in the
+	// main repository's copies of the submodules (not in the trash).
+	KeptCommits []isolation.KeptCommits `json:"kept_commits,omitempty"`
 }
 
 // Remove removes an env's worktree and marks it destroyed; it refuses
@@ -34,7 +44,7 @@ type Removal struct {
 // that one that does not answer holds up no other command; what it makes
 // meanwhile comes back under the lock (a file read when nothing).
 func (s *Service) Remove(ctx context.Context, r RemoveRequest) (*Removal, error) {
-	opts := isolation.RemoveOptions{Force: r.Force, DeleteBranch: r.DeleteBranch, Cwd: r.Cwd, Kill: r.Kill}
+	opts := isolation.RemoveOptions{Force: r.Force, DeleteBranch: r.DeleteBranch, Cwd: r.Cwd, Kill: r.Kill, DeleteUnkept: r.DeleteUnkept}
 	if env, _, err := s.r.Resolve(ctx, r.Identity); err == nil {
 		_, opts.BackErr = sandbox.BringBackEnv(ctx, s.r, nil, env)
 		if ctx.Err() != nil { // interrupted while reading: nothing is removed, forced or not
@@ -53,7 +63,11 @@ func removalOf(res *isolation.RemoveResult) *Removal {
 	if dropped == nil {
 		dropped = []string{}
 	}
-	return &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped, Trash: res.Trash}
+	removal := &Removal{Env: envOf(res.Env), BranchDeleted: res.BranchDeleted, BranchTip: res.BranchTip, AlreadyGone: res.AlreadyGone, DroppedLinks: dropped, Trash: res.Trash, KeptCommits: res.KeptCommits}
+	if !res.Unkept.Empty() {
+		removal.Unkept = &res.Unkept
+	}
+	return removal
 }
 
 // The outcomes of close and finish.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/intent"
 	"github.com/git-apex/git-apex/isolation"
 	"github.com/git-apex/git-apex/policy"
@@ -115,6 +116,16 @@ func (s *Service) restoreBegin(ctx context.Context, identity, branch string) (tr
 	}
 	in := &intent.Intent{Op: "restore", Identity: identity, Branch: branch, Start: e.Head, Trash: e.Ref}
 	if branch != "" {
+		worktrees, err := lk.Worktrees(ctx)
+		if err != nil {
+			return e, nil, err
+		}
+		if wt, ok := gitx.WorktreeOnBranch(worktrees, branch); ok {
+			return e, nil, exitcode.New(exitcode.Refused, "cannot restore %s: branch %s is checked out in the worktree %s, which git-apex did not make for it, "+
+				"and putting the work back there would write over what it holds; the entry stays in the trash. "+
+				"Switch that worktree to another branch (or remove it), or restore onto a new branch with `git apex restore --branch <new-branch> %s`",
+				identity, branch, wt.Path, identity)
+		}
 		refs, err := lk.Refs(ctx, "refs/heads/"+branch)
 		if err != nil {
 			return e, nil, err
@@ -161,7 +172,7 @@ func (s *Service) restoreCutShort(identity string) bool {
 // branch), and puts its files back; a nil result means nothing was
 // recorded.
 func (s *Service) restoreEnv(ctx context.Context, id policy.Identity, e trash.Entry, in *intent.Intent) (*Restored, error) {
-	req := isolation.StartRequest{Identity: id, Branch: in.Branch, Detach: in.Branch == ""}
+	req := isolation.StartRequest{Identity: id, Branch: in.Branch, Detach: in.Branch == "", NoAdopt: true}
 	if in.Branch == "" {
 		req.From = e.Head
 	}

@@ -70,6 +70,12 @@ const PortKey = "port"
 // until a command (exec, sync, remove) has read it.
 const NoAnswerKey = "hook_no_answer"
 
+// GitTimeoutKey is the metadata key set when git did not finish in a
+// full env's worktree within a git hook's bound (gitx.TimeoutError): the
+// hooks do not run git there again; a command outside them (gc, remove)
+// still does, and removes the env.
+const GitTimeoutKey = "hook_git_timeout"
+
 // Contained reports whether a container writes in the env's worktree:
 // a full env's. git-apex then trusts nothing in it (see gitx.StatusOptions).
 func (e *Env) Contained() bool { return e.Mode == "full" }

@@ -107,8 +107,13 @@ func (sw *Sweeper) Run(ctx context.Context, opts Options) ([]Item, error) {
 			if err := listWorktrees(); err != nil {
 				return nil, err
 			}
+			drift := heal.Diagnose(sw.r, e, worktrees)
+			if drift.Kind == heal.Gone && drift.Found { // perhaps moved with plain mv: left for its repair
+				items = append(items, Item{Env: e, Kept: drift.Describe(e) + "; " + heal.MissingHint(e)})
+				continue
+			}
 			if opts.DryRun {
-				items = append(items, Item{Env: e, Kept: heal.Diagnose(sw.r, e, worktrees).Describe(e) + ": would be healed"})
+				items = append(items, Item{Env: e, Kept: drift.Describe(e) + ": would be healed"})
 				continue
 			}
 			if _, _, err := heal.One(ctx, sw.r, lk, e, worktrees); err != nil {
@@ -183,6 +188,9 @@ func (sw *Sweeper) sweepOne(ctx context.Context, lk *gitx.Locked, item *Item, op
 		case env.Metadata[state.NoAnswerKey] != "":
 			item.Kept = "its container did not answer an earlier hook: " + again
 			return
+		case env.Metadata[state.GitTimeoutKey] != "":
+			item.Kept = "git did not finish in its worktree at an earlier hook: the hooks do not run git there again; `git apex gc --merged` or `git apex remove " + env.Identity + "` removes it"
+			return
 		case within <= 0:
 			item.Kept = fmt.Sprintf("the hook's %v for reading containers is spent: `git apex gc --merged` removes it", opts.ReadBudget)
 			return
@@ -199,7 +207,15 @@ func (sw *Sweeper) sweepOne(ctx context.Context, lk *gitx.Locked, item *Item, op
 	}
 	item.Kept = strings.TrimPrefix(err.Error(), "cannot remove "+env.Identity+": ")
 	var rerr error
-	if errors.Is(err, isolation.ErrNoAnswer) { // marked, in the record the event goes with
+	var timeout *gitx.TimeoutError
+	if opts.ReadBudget > 0 && errors.As(err, &timeout) { // marked: later hooks skip it
+		item.Kept = fmt.Sprintf("git did not finish in its worktree within %v: the hooks do not run git there again; `git apex gc --merged` or `git apex remove %s` removes it", timeout.Limit, env.Identity)
+		if env.Metadata == nil {
+			env.Metadata = map[string]string{}
+		}
+		env.Metadata[state.GitTimeoutKey] = sw.r.Store.Now().UTC().Format(time.RFC3339)
+		rerr = sw.r.Store.Save(ctx, env, "skipped", fmt.Sprintf("%s, but kept: %s", item.Why, item.Kept))
+	} else if errors.Is(err, isolation.ErrNoAnswer) { // marked, in the record the event goes with
 		item.Kept = fmt.Sprintf("its container did not answer within the hook's %v: %s", opts.ReadBudget, again)
 		if env.Metadata == nil {
 			env.Metadata = map[string]string{}
@@ -232,6 +248,15 @@ func (sw *Sweeper) wouldKeep(ctx context.Context, lk *gitx.Locked, env *state.En
 		if users := hostexec.UsersOf(wt.Path); len(users) > 0 {
 			return "it is in use by " + hostexec.Describe(users)
 		}
+	}
+	if env.Contained() {
+		ctx = gitx.Bound(ctx, wt.Path, env.Identity, gitx.ContainedLimit)
+	}
+	if unkept, err := isolation.FindUnkept(ctx, lk, wt.Path, env.Contained()); err != nil || !unkept.Empty() {
+		if err != nil {
+			return err.Error()
+		}
+		return "it holds " + unkept.String()
 	}
 	if changes, err := lk.Status(ctx, wt.Path, gitx.StatusOptions{Contained: env.Contained()}); err != nil || changes.Dirty() {
 		if err != nil {

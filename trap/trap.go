@@ -1,14 +1,19 @@
-// Package trap finds the special files (named pipes, sockets, devices)
-// planted where git opens a file of its own in a worktree: a .gitignore,
-// .gitattributes or .gitmodules in any directory, or anything inside a
-// nested .git directory. git opens such a file like any other and waits
-// for ever on a named pipe no one writes, or reads a device without end;
-// so whatever plants one (a full env's container, say) could hold every
-// git command run in that worktree, and the repository lock and a `git
-// merge` with it. A regular one of them bigger than maxSize is a trap
-// too: git reads it whole (a sparse 2 GiB .gitignore took a list 21 s
-// and 2 GB of memory). gitx watches every git command it runs in an env's
-// worktree with Watch; heal refuses a worktree whose top holds one.
+// Package trap finds what would hold git for ever in a worktree: the
+// special files (named pipes, sockets, devices) planted where git opens a
+// file of its own (a .gitignore, .gitattributes or .gitmodules in any
+// directory, anything inside a nested .git directory, and the HEAD or
+// commondir of the git directory a nested .git file or link sends git
+// to). git opens such a file like any other and waits for ever on a
+// named pipe no one writes, or reads a device without end; so whatever
+// plants one (a full env's container, say) could hold every git command
+// run in that worktree, and the repository lock and a `git merge` with
+// it. A regular one of them bigger than maxSize is a trap too: git reads
+// it whole (a sparse 2 GiB .gitignore took a list 21 s and 2 GB of
+// memory). So is what the look cannot see into but git can open (a
+// directory git may enter but not list, one the look cannot open): the
+// look never takes what it could not see for nothing there. gitx
+// watches every git command it runs in an env's worktree with Watch;
+// heal refuses a worktree whose top holds one.
 package trap
 
 import (
@@ -18,7 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -71,81 +76,74 @@ func AtTop(dir string) bool {
 }
 
 // Find walks the whole worktree at dir (opening nothing but directories,
-// and taking the size only of files with git's names) and returns the
-// traps in it, as absolute paths (the first foundMax). The walk has no
-// cap on entries: git walks them all too, and one with a cap would miss a
-// trap placed after as many decoys.
-func Find(dir string) []string { return find(context.Background(), dir) }
-
-// find is Find, stopping early, with what it found so far, once ctx is
-// done.
-func find(ctx context.Context, dir string) []string {
-	var found []string
-	filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
-		if ctx.Err() != nil || len(found) == foundMax {
-			return fs.SkipAll
-		}
-		if err != nil {
-			return nil // an unreadable directory holds nothing git reads either
-		}
-		own := slices.Contains(names, de.Name())
-		if de.Type().IsRegular() && own {
-			if info, err := de.Info(); err == nil && trapped(info) {
-				found = append(found, path)
-			}
-			return nil
-		}
-		if de.Type()&special == 0 {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, path)
-		parents := strings.Split(filepath.Dir(rel), string(filepath.Separator))
-		if own || slices.Contains(parents, ".git") {
-			found = append(found, path)
-		}
-		return nil
-	})
-	return found
-}
+// and .git files as git would follow them, and taking the size only of
+// files with git's names) and returns the traps in it (the first
+// foundMax). The walk has no cap on entries: git walks them all too, and
+// one with a cap would miss a trap placed after as many decoys.
+func Find(dir string) []Trap { return find(context.Background(), dir) }
 
 // Error is a git command that did not run, or was stopped, because its
 // worktree holds traps. It exits 3.
 type Error struct {
-	Dir   string   // the worktree
-	Traps []string // the special files, absolute
+	Dir   string // the worktree
+	Traps []Trap
 }
 
 // In is the Error of the worktree at dir, naming all its traps.
 func In(dir string) *Error { return &Error{Dir: dir, Traps: Find(dir)} }
 
+// Error names each trap by its path in the worktree, quoted (the names
+// are the container's, and may hold a terminal's control sequences),
+// and what it is.
 func (e *Error) Error() string {
-	rel := make([]string, len(e.Traps))
+	named := make([]string, len(e.Traps))
 	for i, t := range e.Traps {
-		rel[i], _ = filepath.Rel(e.Dir, t)
-		if info, err := os.Lstat(t); err == nil && info.Mode().IsRegular() {
-			rel[i] += fmt.Sprintf(" of %d bytes, more than the %d git-apex lets git read", info.Size(), maxSize)
+		rel, err := filepath.Rel(e.Dir, t.Path)
+		if err != nil {
+			rel = t.Path
 		}
+		named[i] = strconv.Quote(rel) + " (" + t.Why + ")"
 	}
-	return "the worktree " + e.Dir + " holds special files where git opens files of its own (" + strings.Join(rel, ", ") +
-		"): git would wait on them for ever; `git apex doctor --fix` removes them"
+	return "the worktree " + e.Dir + " holds what git would wait on for ever where it opens files of its own: " + strings.Join(named, ", ") +
+		"; `git apex doctor --fix` removes them"
 }
 
 // Remove deletes the traps in the worktree at dir that Find finds, and
-// returns them (absolute). It follows no link (nofollow.RemoveAll): the
-// container that planted one may swap a directory above it for a link;
-// so git-apex removes them itself, where an rm printed for the user to
-// run would follow that link whenever it runs.
-func Remove(dir string) ([]string, error) {
-	found := Find(dir)
+// returns them. It follows no link (nofollow.RemoveAll): the container
+// that planted one may swap a directory above it for a link; so git-apex
+// removes them itself, where an rm printed for the user to run would
+// follow that link whenever it runs. A directory of the user's that git
+// may enter but the walk cannot list (Closed) is not deleted but opened
+// (nofollow.Open), and looked into again; what the walk could not look
+// at for another reason is left, an error.
+func Remove(dir string) ([]Trap, error) {
+	var done []Trap
 	var errs []error
-	for _, t := range found {
-		rel, err := filepath.Rel(dir, t)
-		if err == nil {
-			err = nofollow.RemoveAll(dir, rel)
+	for found := Find(dir); len(found) > 0; found = Find(dir) {
+		opened := false
+		for _, t := range found {
+			rel, err := filepath.Rel(dir, t.Path)
+			switch {
+			case err != nil:
+			case t.Why == Closed:
+				if err = nofollow.Open(dir, rel); err == nil {
+					opened = true
+				}
+			case t.Unseen:
+				err = fmt.Errorf("%q is %s: look at it by hand", rel, t.Why)
+			default:
+				err = nofollow.RemoveAll(dir, rel)
+			}
+			if err == nil {
+				done = append(done, t)
+			}
+			errs = append(errs, err)
 		}
-		errs = append(errs, err)
+		if !opened {
+			break
+		}
 	}
-	return found, errors.Join(errs...)
+	return done, errors.Join(errs...)
 }
 
 // ExitCode reports that a trapped worktree is a refusal (exit 3).

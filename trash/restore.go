@@ -2,6 +2,9 @@ package trash
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
@@ -12,8 +15,11 @@ import (
 // them nor as the entry has them: changes made there after a Put into
 // it was cut short, which a second Put would lose. A file the worktree
 // lacks is never listed (Put only writes it), nor one that neither the
-// entry, e.Head nor the index tracks (Put leaves it alone). The index's
-// own staged state is not compared: Put sets it as the entry has it.
+// entry, e.Head nor the index tracks (Put leaves it alone), nor one
+// that holds the start of the entry's version (cutShort): git creates
+// each file, then writes it, and a Put killed in between leaves it so;
+// the entry's version holds all it has. The index's own staged state
+// is not compared: Put sets it as the entry has it.
 func Overwrites(ctx context.Context, lk *gitx.Locked, dir string, e Entry) ([]string, error) {
 	work, _, err := workingTree(ctx, lk, dir, nil)
 	if err != nil {
@@ -41,11 +47,40 @@ func Overwrites(ctx context.Context, lk *gitx.Locked, dir string, e Entry) ([]st
 		switch {
 		case vsEntry == "A" || !differs: // not in the worktree, or as e.Head has it
 		case vsEntry == "D" && vsHead == "D" && !indexed[p]: // tracked by none: left alone
+		case vsEntry == "M": // a file both have: lost unless it is the entry's cut short
+			short, err := cutShort(ctx, lk, dir, e, p)
+			if err != nil {
+				return nil, err
+			}
+			if !short {
+				lost = append(lost, p)
+			}
 		default:
 			lost = append(lost, p)
 		}
 	}
+	slices.Sort(lost)
 	return lost, nil
+}
+
+// cutShort reports whether the file path, which the worktree at dir and
+// the entry e both have, is in the worktree a regular file whose content
+// is the start of the entry's version as git writes it there (its
+// filters applied): Put writing that version over it loses nothing.
+func cutShort(ctx context.Context, lk *gitx.Locked, dir string, e Entry, path string) (bool, error) {
+	info, err := os.Lstat(filepath.Join(dir, path))
+	if err != nil || !info.Mode().IsRegular() || info.Size() > MaxFile {
+		return false, nil
+	}
+	have, err := os.ReadFile(filepath.Join(dir, path))
+	if err != nil {
+		return false, nil
+	}
+	want, err := lk.Run(ctx, dir, nil, "cat-file", "--filters", e.Commit+":"+path)
+	if err != nil {
+		return false, err
+	}
+	return strings.HasPrefix(want, string(have)), nil
 }
 
 // differing maps each path whose file differs between the trees of

@@ -45,6 +45,11 @@ type Entry struct {
 	Mode     string    `json:"mode"`
 	Path     string    `json:"path"`
 	Files    int       `json:"files"` // paths that differ from Head, staged or not
+	// Commits counts the commits reachable from Head that, when the entry
+	// was made, no branch (but the one the discard deleted) and no remote
+	// held: a detached HEAD's own, or those of a deleted branch. The
+	// entry's commit, whose first parent is Head, keeps them reachable.
+	Commits int `json:"commits,omitempty"`
 	// NotKept are the untracked nested repositories (as dir/) that the
 	// discard deleted without keeping them (see workingTree); only in the
 	// result of the discard that made the entry.
@@ -53,6 +58,13 @@ type Entry struct {
 	// content the discard deleted without keeping it; only in the result
 	// of the discard that made the entry.
 	TooBig []Big `json:"too_big,omitempty"`
+	// OverTotal are the files, untracked or changed, each within MaxFile,
+	// that did not fit in MaxTotal with those before them, whose content
+	// the discard deleted without keeping it; only in the result of the
+	// discard that made the entry.
+	OverTotal []Big `json:"over_total,omitempty"`
+	// held is what the files kept so far hold, in bytes, against MaxTotal.
+	held int64
 	// IgnoredNotKept are the ignored files (and directories, as dir/, of
 	// which nothing was kept) that the discard deleted without keeping
 	// them: those no pattern of keepIgnored (Record) matched; only in the
@@ -73,6 +85,35 @@ type Big struct {
 // are deleted with the worktree, and named (Entry.TooBig).
 const MaxFile = 100 << 20
 
+// MaxTotal is the most all the files one entry keeps may hold together:
+// MaxFile bounds one file, not their number, and a container makes 100
+// sparse files of 99 MiB in an instant (hashing them held a removal,
+// and every command waiting on the lock, 68 s). The files, in git's
+// order, are kept while they fit; those that do not are deleted with
+// the worktree, and named (Entry.OverTotal). It is hashed well within
+// gitx.ContainedLimit, the time git has in a full env's worktree.
+const MaxTotal = 256 << 20
+
+// admit reports whether the trash keeps a file of size bytes at path: one
+// over MaxFile goes to TooBig, one that would take the entry past
+// MaxTotal to OverTotal.
+func (e *Entry) admit(path string, size int64) bool {
+	switch {
+	case size > MaxFile:
+		e.TooBig = append(e.TooBig, Big{Path: path, Size: size})
+	case e.held+size > MaxTotal:
+		e.OverTotal = append(e.OverTotal, Big{Path: path, Size: size})
+	default:
+		e.held += size
+		return true
+	}
+	return false
+}
+
+// leftSome reports whether e left out anything (NotKept, TooBig,
+// OverTotal): an entry is made for that alone, for its note to name it.
+func (e *Entry) leftSome() bool { return len(e.NotKept)+len(e.TooBig)+len(e.OverTotal) > 0 }
+
 // The lines of an entry's message that say what it was.
 const (
 	keyIdentity = "Apex-Identity"
@@ -81,6 +122,7 @@ const (
 	keyMode     = "Apex-Mode"
 	keyPath     = "Apex-Path"
 	keyFiles    = "Apex-Files"
+	keyCommits  = "Apex-Commits"
 )
 
 // committer is who the entries' commits are by: the user's identity may
@@ -88,26 +130,55 @@ const (
 var committer = []string{"GIT_AUTHOR_NAME=git-apex", "GIT_AUTHOR_EMAIL=git-apex@localhost",
 	"GIT_COMMITTER_NAME=git-apex", "GIT_COMMITTER_EMAIL=git-apex@localhost"}
 
-// Record keeps the uncommitted work of the worktree at what.Path as an
-// entry made at now, and returns it; nil when there is nothing to lose:
-// a git status finds the tree clean (contained: a container wrote in it,
-// as gitx.StatusOptions says) and keepIgnored is empty, or the index and
-// every file not ignored are as the commit checked out and no ignored
-// file matches keepIgnored. keepIgnored are gitignore patterns
-// ([trash].keep_ignored): the ignored files they match are kept too,
-// each up to MaxFile; the entry names the ignored ones it did not keep.
-// what gives Identity, Branch, Base and Mode. A status that fails (a
-// trap.Error, say) is returned as it is; work that cannot be kept is a
-// refusal (exit 3): the caller deletes nothing.
-func Record(ctx context.Context, lk *gitx.Locked, what Entry, contained bool, keepIgnored []string, now time.Time) (*Entry, error) {
-	changes, err := lk.Status(ctx, what.Path, gitx.StatusOptions{Contained: contained})
-	if err != nil || !changes.Dirty() && len(keepIgnored) == 0 {
+// Options are what a discard asks Record to keep beyond the uncommitted
+// work of a worktree.
+type Options struct {
+	// Contained says a container wrote in the worktree, as
+	// gitx.StatusOptions says.
+	Contained bool
+	// KeepIgnored are gitignore patterns ([trash].keep_ignored): the
+	// ignored files they match are kept too, each up to MaxFile.
+	KeepIgnored []string
+	// DeletesBranch says the discard deletes the branch what.Branch too:
+	// the commits only it holds are kept, as a detached HEAD's are.
+	DeletesBranch bool
+	// Made is the commit the worktree was made at (a pool slot's), or
+	// "": the commits it reaches are not the worktree's own.
+	Made string
+}
+
+// Record keeps the uncommitted work of the worktree at what.Path, and
+// the commits only its HEAD holds, as an entry made at now, and returns
+// it; nil when there is nothing to lose: a git status finds the tree
+// clean (opts.Contained: a container wrote in it, as gitx.StatusOptions
+// says), opts.KeepIgnored is empty and every commit HEAD reaches is held
+// by a branch (but what.Branch with opts.DeletesBranch) or a remote, or
+// is reached from opts.Made; or the index and every file not ignored
+// are as the commit checked out, no ignored file matches KeepIgnored and
+// no commit is held by HEAD alone. The entry names the ignored files it
+// did not keep. what gives Identity, Branch, Base and Mode. A status
+// that fails (a trap.Error, say) is returned as it is, and so is a git
+// that does not finish within the worktree's gitx.Bound; work that
+// cannot be kept is a refusal (exit 3): the caller deletes nothing.
+func Record(ctx context.Context, lk *gitx.Locked, what Entry, opts Options, now time.Time) (*Entry, error) {
+	changes, err := lk.Status(ctx, what.Path, gitx.StatusOptions{Contained: opts.Contained})
+	if err != nil {
 		return nil, err
 	}
-	e, err := record(ctx, lk, what, keepIgnored, now)
+	commits, err := unheld(ctx, lk, what, opts)
+	if err != nil || !changes.Dirty() && len(opts.KeepIgnored) == 0 && commits == 0 {
+		return nil, err
+	}
+	e, err := record(ctx, lk, what, opts.KeepIgnored, commits, now)
+	if timeout := (*gitx.TimeoutError)(nil); errors.As(err, &timeout) {
+		return nil, err // the caller decides: a forced removal goes on without the entry
+	}
 	if err != nil {
 		lost := changes.Files()
-		if !changes.Dirty() {
+		switch {
+		case !changes.Dirty() && commits > 0:
+			lost = "commits that no branch or remote holds"
+		case !changes.Dirty():
 			lost = "ignored files that [trash].keep_ignored names"
 		}
 		return nil, exitcode.New(exitcode.Refused, "cannot keep the %s of %s in the trash, so nothing was deleted: %v; commit or stash them, then retry",
@@ -116,9 +187,38 @@ func Record(ctx context.Context, lk *gitx.Locked, what Entry, contained bool, ke
 	return e, nil
 }
 
-// record is Record once a status found the worktree dirty, or
-// keepIgnored asks to look for ignored files to keep.
-func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []string, now time.Time) (*Entry, error) {
+// unheld counts the commits reachable from the HEAD of the worktree at
+// what.Path, and not from opts.Made, that no branch (but what.Branch
+// when opts.DeletesBranch) and no remote holds. A worktree with no
+// commit checked out holds none.
+func unheld(ctx context.Context, lk *gitx.Locked, what Entry, opts Options) (int, error) {
+	head, err := lk.WorktreeHead(ctx, what.Path)
+	if err != nil {
+		return 0, nil // no commit checked out (an unborn HEAD): none to keep
+	}
+	args := []string{"rev-list", "--count", head, "--not"}
+	if opts.Made != "" {
+		args = append(args, opts.Made)
+	}
+	if opts.DeletesBranch && what.Branch != "" {
+		// Before --branches, git matches --exclude without "refs/heads/".
+		args = append(args, "--exclude="+what.Branch)
+	}
+	out, err := lk.Run(ctx, lk.CommonDir, nil, append(args, "--branches", "--remotes")...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		return 0, fmt.Errorf("cannot read git rev-list --count output %q", out)
+	}
+	return n, nil
+}
+
+// record is Record once a status found the worktree dirty, keepIgnored
+// asks to look for ignored files to keep, or HEAD holds commits that
+// nothing else does (commits counts them).
+func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []string, commits int, now time.Time) (*Entry, error) {
 	dir := what.Path
 	head, err := lk.WorktreeHead(ctx, dir)
 	if err != nil {
@@ -138,7 +238,7 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []stri
 	if err != nil {
 		return nil, err
 	}
-	if workTree == headTree && indexTree == headTree && len(left.NotKept)+len(left.TooBig) == 0 {
+	if workTree == headTree && indexTree == headTree && !left.leftSome() && commits == 0 {
 		return nil, nil // an entry is made for what it left out alone: its note names it
 	}
 	files, err := changedPaths(ctx, lk, headTree, indexTree, workTree)
@@ -146,8 +246,8 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []stri
 		return nil, err
 	}
 	e := what
-	e.Path, e.Head, e.Files, e.At, e.NotKept, e.TooBig = dir, head, files, now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig
-	e.IgnoredNotKept = left.IgnoredNotKept
+	e.Path, e.Head, e.Files, e.Commits, e.At, e.NotKept, e.TooBig = dir, head, files, commits, now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig
+	e.IgnoredNotKept, e.OverTotal = left.IgnoredNotKept, left.OverTotal
 	return keep(ctx, lk, e, indexTree, workTree)
 }
 
@@ -271,8 +371,8 @@ func literal(paths []string) []string {
 }
 
 // matching returns the untracked files under the ignored paths that the
-// gitignore patterns match, but those over MaxFile (into left.TooBig)
-// and nested repositories (git lists them as dir/: they stay not kept).
+// gitignore patterns match, but those over MaxFile or past MaxTotal
+// (into left.TooBig and left.OverTotal) and nested repositories (git lists them as dir/: they stay not kept).
 func matching(ctx context.Context, lk *gitx.Locked, dir string, patterns, ignoredPaths []string, left *Entry) ([]string, error) {
 	list, err := os.CreateTemp("", "apex-keep-ignored-")
 	if err != nil {
@@ -292,9 +392,7 @@ func matching(ctx context.Context, lk *gitx.Locked, dir string, patterns, ignore
 		info, err := os.Lstat(filepath.Join(dir, p))
 		switch {
 		case strings.HasSuffix(p, "/") || err != nil:
-		case info.Mode().IsRegular() && info.Size() > MaxFile:
-			left.TooBig = append(left.TooBig, Big{Path: p, Size: info.Size()})
-		default:
+		case !info.Mode().IsRegular() || left.admit(p, info.Size()):
 			keepPaths = append(keepPaths, p)
 		}
 	}
@@ -307,13 +405,13 @@ func nonEmpty(paths []string) []string {
 }
 
 // leftOut is what the trash does not keep of the working tree at dir,
-// where git runs with env added, in an Entry's NotKept and TooBig: the
-// untracked nested repositories (as dir/: git would only record the
-// commit one has checked out, and fails on one with none; and git is not
-// run inside one: a container may have planted it, with a config that
-// runs commands), and the files over MaxFile, untracked or changed,
-// which git is not given to read (a changed tracked one keeps its
-// committed content).
+// where git runs with env added, in an Entry's NotKept, TooBig and
+// OverTotal: the untracked nested repositories (as dir/: git would only
+// record the commit one has checked out, and fails on one with none; and
+// git is not run inside one: a container may have planted it, with a
+// config that runs commands), and the files over MaxFile or past
+// MaxTotal, untracked or changed, which git is not given to read (a
+// changed tracked one keeps its committed content).
 func leftOut(ctx context.Context, lk *gitx.Locked, dir string, env []string) (Entry, error) {
 	var left Entry
 	untracked, err := lk.Run(ctx, dir, env, "ls-files", "-z", "--others", "--exclude-standard")
@@ -327,8 +425,8 @@ func leftOut(ctx context.Context, lk *gitx.Locked, dir string, env []string) (En
 	for _, p := range strings.Split(untracked+changed, "\x00") {
 		if strings.HasSuffix(p, "/") { // git lists a nested repository as a directory
 			left.NotKept = append(left.NotKept, p)
-		} else if info, err := os.Lstat(filepath.Join(dir, p)); p != "" && err == nil && info.Mode().IsRegular() && info.Size() > MaxFile {
-			left.TooBig = append(left.TooBig, Big{Path: p, Size: info.Size()})
+		} else if info, err := os.Lstat(filepath.Join(dir, p)); p != "" && err == nil && info.Mode().IsRegular() {
+			left.admit(p, info.Size())
 		}
 	}
 	return left, nil
@@ -337,7 +435,7 @@ func leftOut(ctx context.Context, lk *gitx.Locked, dir string, env []string) (En
 // omitted are the paths of what leftOut found.
 func (e Entry) omitted() []string {
 	paths := slices.Clone(e.NotKept)
-	for _, b := range e.TooBig {
+	for _, b := range append(slices.Clone(e.TooBig), e.OverTotal...) {
 		paths = append(paths, b.Path)
 	}
 	return paths
@@ -400,8 +498,8 @@ func changedPaths(ctx context.Context, lk *gitx.Locked, head string, trees ...st
 
 // message is an entry's commit message.
 func message(e Entry) string {
-	return fmt.Sprintf("git-apex trash: %s\n\nUncommitted work of %s at %s, kept when it was discarded.\n\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %d\n",
-		e.Identity, e.Identity, e.Path, keyIdentity, e.Identity, keyBranch, e.Branch, keyBase, e.Base, keyMode, e.Mode, keyPath, e.Path, keyFiles, e.Files)
+	return fmt.Sprintf("git-apex trash: %s\n\nUncommitted work of %s at %s, kept when it was discarded.\n\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %d\n%s: %d\n",
+		e.Identity, e.Identity, e.Path, keyIdentity, e.Identity, keyBranch, e.Branch, keyBase, e.Base, keyMode, e.Mode, keyPath, e.Path, keyFiles, e.Files, keyCommits, e.Commits)
 }
 
 // List is the entries of identity ("": of every identity), newest first.
@@ -458,6 +556,8 @@ func parse(rec string) (Entry, bool) {
 			e.Path = value
 		case keyFiles:
 			e.Files, _ = strconv.Atoi(value)
+		case keyCommits:
+			e.Commits, _ = strconv.Atoi(value)
 		}
 	}
 	return e, e.Identity == rest[:slash]

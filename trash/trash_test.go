@@ -44,7 +44,7 @@ func TestRecordAndPut(t *testing.T) {
 	defer lk.Unlock()
 	what := Entry{Identity: "feature-topic", Branch: "topic", Base: "main", Mode: "worktree", Path: wt}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	if e, err := Record(ctx, lk, what, false, nil, now); err != nil || e != nil {
+	if e, err := Record(ctx, lk, what, Options{}, now); err != nil || e != nil {
 		t.Fatalf("clean worktree: Record = %+v, %v; want nothing", e, err)
 	}
 
@@ -56,7 +56,7 @@ func TestRecordAndPut(t *testing.T) {
 	os.Remove(filepath.Join(wt, "gone.txt"))
 	gittest.Git(t, "", "init", "-q", filepath.Join(wt, "nested")) // no commit: git add would fail on it
 	tip := gittest.Git(t, wt, "rev-parse", "HEAD")
-	e, err := Record(ctx, lk, what, false, nil, now)
+	e, err := Record(ctx, lk, what, Options{}, now)
 	if err != nil || e == nil {
 		t.Fatalf("Record = %+v, %v", e, err)
 	}
@@ -143,7 +143,7 @@ func TestRecordRacyEdit(t *testing.T) {
 	defer lk.Unlock()
 
 	gittest.RacyEdit(t, wt, "tracked.txt", "two\n")
-	e, err := Record(ctx, lk, Entry{Identity: "feature-topic", Mode: "worktree", Path: wt}, false, nil, time.Now())
+	e, err := Record(ctx, lk, Entry{Identity: "feature-topic", Mode: "worktree", Path: wt}, Options{}, time.Now())
 	if err != nil || e == nil {
 		t.Fatalf("Record = %+v, %v; want the edit kept", e, err)
 	}
@@ -190,10 +190,10 @@ func TestRecordKeepIgnored(t *testing.T) {
 	}
 	defer lk.Unlock()
 	what := Entry{Identity: "feature-topic", Mode: "worktree", Path: wt}
-	if e, err := Record(ctx, lk, what, false, nil, time.Now()); err != nil || e != nil {
+	if e, err := Record(ctx, lk, what, Options{}, time.Now()); err != nil || e != nil {
 		t.Fatalf("no keep_ignored: Record = %+v, %v; want nothing (the tree is clean)", e, err)
 	}
-	e, err := Record(ctx, lk, what, false, []string{".env", "*.local"}, time.Now())
+	e, err := Record(ctx, lk, what, Options{KeepIgnored: []string{".env", "*.local"}}, time.Now())
 	if err != nil || e == nil {
 		t.Fatalf("Record = %+v, %v; want the matching ignored files kept", e, err)
 	}
@@ -204,5 +204,60 @@ func TestRecordKeepIgnored(t *testing.T) {
 	if e.Files != 3 || !slices.Equal(e.IgnoredNotKept, []string{"cache/", "config/", "debug.log"}) ||
 		len(e.TooBig) != 1 || e.TooBig[0].Path != "huge.local" {
 		t.Errorf("Record = %+v; want 3 files, cache/, config/ (its other) and debug.log not kept, huge.local too big", e)
+	}
+}
+
+// TestRecordCommits: a clean worktree whose HEAD holds commits nothing
+// else does makes an entry that keeps them: a detached HEAD's, and a
+// branch's when the discard deletes it (DeletesBranch); commits the
+// worktree was made at (Made), or that a branch holds, make none. List
+// reads the count back.
+func TestRecordCommits(t *testing.T) {
+	ctx := context.Background()
+	dir := gittest.NewRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", ".")
+	gittest.Git(t, dir, "commit", "-q", "-m", "base")
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	wt := filepath.Join(filepath.Dir(dir), "wt")
+	gittest.Git(t, dir, "worktree", "add", "-q", "-b", "topic", wt)
+	gittest.Git(t, wt, "commit", "-q", "--allow-empty", "-m", "on topic")
+	r, err := gitx.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk, err := r.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Unlock()
+	what := Entry{Identity: "feature-topic", Branch: "topic", Mode: "worktree", Path: wt}
+	if e, err := Record(ctx, lk, what, Options{}, time.Now()); err != nil || e != nil {
+		t.Fatalf("clean worktree on its branch, kept: Record = %+v, %v; want nothing", e, err)
+	}
+	e, err := Record(ctx, lk, what, Options{DeletesBranch: true}, time.Now())
+	if err != nil || e == nil || e.Commits != 1 || e.Files != 0 {
+		t.Fatalf("branch deleted: Record = %+v, %v; want 1 commit, no file", e, err)
+	}
+	if list, err := List(ctx, lk, "feature-topic"); err != nil || len(list) != 1 || list[0].Commits != 1 {
+		t.Errorf("List = %+v, %v; want the entry with 1 commit", list, err)
+	}
+
+	gittest.Git(t, wt, "switch", "-q", "--detach", base)
+	gittest.Git(t, wt, "commit", "-q", "--allow-empty", "-m", "detached 1")
+	gittest.Git(t, wt, "commit", "-q", "--allow-empty", "-m", "detached 2")
+	detached := Entry{Identity: "task-slot-1", Mode: "worktree", Path: wt}
+	if e, err := Record(ctx, lk, detached, Options{}, time.Now()); err != nil || e == nil || e.Commits != 2 {
+		t.Errorf("detached HEAD: Record = %+v, %v; want 2 commits", e, err)
+	}
+	made := gittest.Git(t, wt, "rev-parse", "HEAD~1")
+	if e, err := Record(ctx, lk, detached, Options{Made: made}, time.Now()); err != nil || e == nil || e.Commits != 1 {
+		t.Errorf("detached HEAD made at its parent: Record = %+v, %v; want 1 commit", e, err)
+	}
+	gittest.Git(t, wt, "switch", "-q", "--detach", base)
+	if e, err := Record(ctx, lk, detached, Options{}, time.Now()); err != nil || e != nil {
+		t.Errorf("detached HEAD at a commit main holds: Record = %+v, %v; want nothing", e, err)
 	}
 }

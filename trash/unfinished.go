@@ -48,14 +48,14 @@ func RecordUnfinished(ctx context.Context, lk *gitx.Locked, what Entry, now time
 		return nil, err
 	}
 	workTree, err := tree(ctx, lk, what.Path, env, "write-tree")
-	if err != nil || workTree == headTree && len(left.NotKept)+len(left.TooBig) == 0 { // what it left out alone makes an entry too, named
+	if err != nil || workTree == headTree && !left.leftSome() { // what it left out alone makes an entry too, named
 		return nil, err
 	}
 	e := what
 	if e.Files, err = changedPaths(ctx, lk, headTree, workTree); err != nil {
 		return nil, err
 	}
-	e.At, e.NotKept, e.TooBig = now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig
+	e.At, e.NotKept, e.TooBig, e.OverTotal = now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig, left.OverTotal
 	return keep(ctx, lk, e, headTree, workTree)
 }
 

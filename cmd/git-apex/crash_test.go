@@ -48,6 +48,10 @@ var crashOps = map[string]struct {
 	"restore": {prepare: [][]string{{"git-apex", "start", "feature", "c"}, {"sh", "-c", "W=../repo.worktrees/feature-c && " + crashWork},
 		{"git-apex", "remove", "--force", "--delete-branch", "feature-c"}},
 		run: [][]string{{"git-apex", "restore", "feature-c"}}, planted: []string{"feature-c"}},
+	// Switches the main checkout to branch old, which the scenario makes
+	// differ from main in many files (crash_shared.txtar).
+	"shared": {prepare: [][]string{{"git", "branch", "-f", "old", "main~1"}},
+		run: [][]string{{"git-apex", "start", "--isolation", "shared", "--branch", "old", "feature", "sh"}}},
 	"warm":   {run: [][]string{{"git-apex", "pool", "warm", "--size", "2"}}},
 	"pooled": {prepare: [][]string{{"git-apex", "pool", "warm", "--size", "1"}}, run: [][]string{{"git-apex", "start", "feature", "c"}}},
 	// Needs $WORK/tasks.toml.
@@ -75,7 +79,7 @@ var crashOps = map[string]struct {
 //	crash start
 func cmdCrash(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: crash start|remove|restore|gc|warm|pooled|batch|containers")
+		ts.Fatalf("usage: crash start|remove|restore|gc|shared|warm|pooled|batch|containers")
 	}
 	op, ok := crashOps[args[0]]
 	if !ok {
@@ -104,6 +108,7 @@ func cmdCrash(ts *testscript.TestScript, neg bool, args []string) {
 	// reset puts the repository back as it was before the round: no env,
 	// no pool, no branch but main, nothing in the trash.
 	reset := func() {
+		mustRun("git", "checkout", "-q", "-f", "main") // a shared env's start switched it
 		var envs []struct{ Identity string }
 		json.Unmarshal([]byte(mustRun("git-apex", "list", "--json")), &envs)
 		for _, e := range envs {
@@ -148,7 +153,7 @@ func cmdCrash(ts *testscript.TestScript, neg bool, args []string) {
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			killed = append(killed, cmd)
 		}
-		crashWaitUnused(ts, dir)
+		crashWaitUnused(ts, dir, args[0] == "shared")
 		out, err := run([]string{"git-apex", "doctor", "--fix"})
 		for _, cmd := range killed {
 			cmd.Wait() // reaped only now
@@ -177,17 +182,17 @@ func cmdCrash(ts *testscript.TestScript, neg bool, args []string) {
 
 // crashWaitUnused waits until no process of this session (a container's
 // are not) has its working directory in a worktree of the repository at
-// dir but the main checkout: a batch's tasks run in process groups of
-// their own, which a kill of git-apex's group does not reach, and end by
-// themselves.
-func crashWaitUnused(ts *testscript.TestScript, dir string) {
+// dir but the main checkout (that too with main): a batch's tasks run in
+// process groups of their own, which a kill of git-apex's group does not
+// reach, and end by themselves; a killed git may take a moment to exit.
+func crashWaitUnused(ts *testscript.TestScript, dir string, main bool) {
 	session, _ := unix.Getsid(0)
 	for range 600 {
 		used := false
 		procs, _ := os.ReadDir("/proc")
 		for _, p := range procs {
 			cwd, err := os.Readlink(filepath.Join("/proc", p.Name(), "cwd"))
-			if err != nil || cwd == dir || !strings.HasPrefix(cwd, dir+".worktrees/") && !strings.HasPrefix(cwd, filepath.Join(dir, ".git")+"/") {
+			if err != nil || cwd == dir && !main || cwd != dir && !strings.HasPrefix(cwd, dir+".worktrees/") && !strings.HasPrefix(cwd, filepath.Join(dir, ".git")+"/") {
 				continue
 			}
 			stat, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "stat"))
@@ -266,8 +271,12 @@ func crashLeftovers(dir string, run func(...string) string, op string) []string 
 	slots := report.Slots
 	known := map[string]bool{dir: true}
 	branches := map[string]bool{"main": true}
-	if op == "gc" {
+	switch op {
+	case "gc":
 		branches["c"], branches["d"] = true, true
+	case "shared":
+		branches["old"] = true
+		problems = append(problems, crashSharedCheckout(dir, run, envs)...)
 	}
 	for _, e := range envs {
 		known[e.Path] = true
@@ -328,6 +337,27 @@ func crashLeftovers(dir string, run func(...string) string, op string) []string 
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, "precious.txt")); err != nil || string(data) != "mine\n" {
 		problems = append(problems, "precious.txt was lost or changed")
+	}
+	return problems
+}
+
+// crashSharedCheckout checks the main checkout after a shared start was
+// killed and doctor fixed what it left: on the env's branch when the env
+// is recorded, else on main, with nothing changed but the untracked
+// precious.txt.
+func crashSharedCheckout(dir string, run func(...string) string, envs []struct{ Path, Branch string }) []string {
+	var problems []string
+	want := "main"
+	for _, e := range envs {
+		if e.Path == dir {
+			want = e.Branch
+		}
+	}
+	if got := strings.TrimSpace(run("git", "branch", "--show-current")); got != want {
+		problems = append(problems, fmt.Sprintf("the main checkout is on %q, not %q", got, want))
+	}
+	if st := run("git", "status", "--porcelain"); st != "?? precious.txt\n" {
+		problems = append(problems, "the main checkout has changes no one made:\n"+st)
 	}
 	return problems
 }

@@ -23,7 +23,7 @@ const layers = `
 
 	# The machine: git, processes, the database, the policy.
 	exitcode, nofollow < trap;
-	exitcode, flock, hostpath, trap < gitx;
+	exitcode, flock, hostpath, nofollow, trap < gitx;
 	gitx < trash, hooks;
 	exitcode < state;
 	exitcode, hostpath < policy;

@@ -89,7 +89,7 @@ func poolCommand() *cli.Command {
 						drained, err := s.PoolDrain(c.Context, service.PoolDrainRequest{All: c.Bool("all"), Kill: c.Bool("kill")})
 						note(c, "removed %s", words.Count(drained.Removed, "idle slot"))
 						for _, e := range drained.Trash {
-							note(c, "discarded %s changed by hand in %s into the trash%s; undo with `git apex restore %s`", words.Count(e.Files, "file"), e.Path, cmdline.NotKept(&e), e.Identity)
+							note(c, "%s", cmdline.TrashNote(&e, e.Path))
 						}
 						return err
 					})

@@ -12,7 +12,7 @@ func restoreCommand() *cli.Command {
 		Name:      "restore",
 		Usage:     "make a removed environment again with the uncommitted work a forced removal discarded",
 		UsageText: "git apex restore [--branch <name>] [--json] <identity> | restore --list [--json]",
-		Description: "remove --force, close --force and pool drain keep the work they discard in the trash for [trash].keep (default 14d). restore makes the environment " +
+		Description: "remove --force, close --force and pool drain keep the work they discard (uncommitted files, and commits nothing else holds) in the trash for [trash].keep (default 14d). restore makes the environment " +
 			"again (same mode, branch and base; a deleted branch at its tip) with every file as it was, staged state included, and drops the entry; exit 3 while the " +
 			"identity is live or its branch has moved from that tip (--branch <new> then restores onto a new branch there), 7 when the trash has nothing of it.",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "list", Usage: "show what the trash holds, newest first"}, jsonFlag,
