@@ -35,11 +35,16 @@ import (
 
 // Pool is a repository's warm pool.
 type Pool struct {
-	r *repo.Repo
+	r    *repo.Repo
+	line *Line // orders this process's acquires; nil: none
 }
 
 // New is the pool of an opened repository.
 func New(r *repo.Repo) *Pool { return &Pool{r: r} }
+
+// InLine is the pool whose acquires wait in line (see Line) with the
+// other acquires of the same line.
+func (p *Pool) InLine(line *Line) *Pool { return &Pool{r: p.r, line: line} }
 
 // Dir is where the slots live.
 func (p *Pool) Dir() string { return filepath.Join(p.r.Git.ApexDir(), "pool") }
@@ -181,13 +186,18 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 }
 
 // resetSlot puts a slot back at its pool commit, clean, and idle. A slot
-// whose directory is gone is forgotten. A contained slot (a container
+// whose directory is gone is forgotten, a broken one (no worktree any
+// more) removed and forgotten (discard). A contained slot (a container
 // worked in it; the caller has removed the container) is reset without
 // entering its submodules, whose .git files the container could have
 // pointed anywhere, then checked (see tainted): one whose pool commit has
 // submodules, or that the check finds tainted, is removed instead.
 func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, contained bool) error {
 	if hostpath.Exists(s.Path) {
+		if why := p.broken(s); why != "" {
+			p.discard(ctx, held, s, why)
+			return nil
+		}
 		err := p.r.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
 		why := ""
 		if err == nil && contained {
@@ -207,7 +217,10 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 }
 
 // drop removes a slot's worktree and forgets the slot. held is the
-// repository lock when the caller holds it, else nil.
+// repository lock when the caller holds it, else nil. A removal that git
+// began and failed to finish (the slot is broken now) is finished
+// without git, unless ctx ended: a removal cut short leaves the slot
+// recorded, for the next command to find broken and forget.
 func (p *Pool) drop(ctx context.Context, held *gitx.Locked, s *state.Slot) error {
 	lk := held
 	if lk == nil {
@@ -217,7 +230,11 @@ func (p *Pool) drop(ctx context.Context, held *gitx.Locked, s *state.Slot) error
 		}
 		defer lk.Unlock()
 	}
-	if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
+	err := lk.RemoveWorktree(ctx, s.Path)
+	if err != nil && ctx.Err() == nil && hostpath.Exists(s.Path) && p.broken(s) != "" {
+		err = lk.ForgetWorktree(s.Path)
+	}
+	if err != nil && hostpath.Exists(s.Path) {
 		return err
 	}
 	return p.r.Store.Pool().Drop(ctx, s.ID)
@@ -279,7 +296,8 @@ func (l *Lease) Path() string { return l.Slot.Path }
 // Acquire leases a slot at commit: an idle one, else a new one while the
 // pool has fewer than limit slots (and than [pool].max), else it waits
 // (until timeout) for one to be released. Switching the slot costs what
-// differs from its commit.
+// differs from its commit. The acquires of a pool given a Line (InLine)
+// get their slots in the order they began.
 func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout time.Duration) (*Lease, error) {
 	pol, err := p.r.Policy()
 	if err != nil {
@@ -289,12 +307,29 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 	pid, start := hostexec.Self()
 	deadline := time.Now().Add(timeout)
 	waiting := ""
+	place := p.line.join()
 	defer func() {
+		place.leave()
 		if waiting != "" {
 			os.Remove(waiting)
 		}
 	}()
+	refused := exitcode.New(exitcode.Refused, "no pool slot was free within %v: all %d are leased", timeout, limit)
 	for wait := 10 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
+		select {
+		case <-place.turn:
+		default: // tasks of this process that asked before wait for a slot: they get one first
+			if waiting == "" {
+				waiting = p.markWaiting(pid, start)
+			}
+			select {
+			case <-place.turn:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Until(deadline)):
+				return nil, refused
+			}
+		}
 		slot, err := p.r.Store.Pool().Lease(ctx, pid, start, false)
 		if err != nil {
 			return nil, err
@@ -325,6 +360,7 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			}
 		}
 		if slot != nil {
+			place.leave() // the next in line tries while this slot is made ready
 			ok, err := cleaner{p}.ready(ctx, slot, commit)
 			switch {
 			case err != nil:
@@ -334,13 +370,14 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 					cleaner{p}.handBack(ctx, slot)
 				}
 				return nil, ctx.Err()
-			case !ok:
-				continue // removed, or left for another: another
+			case !ok: // removed, or left for another: another, in line again
+				place = p.line.join()
+				continue
 			}
 			return &Lease{Slot: slot, commit: commit}, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, exitcode.New(exitcode.Refused, "no pool slot was free within %v: all %d are leased", timeout, limit)
+			return nil, refused
 		}
 		if waiting == "" {
 			waiting = p.markWaiting(pid, start)

@@ -83,9 +83,12 @@ func (p remover) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Ent
 
 // removeIdle removes an idle slot's worktree. A release leaves it clean,
 // so what git finds changed in it was changed by hand: that is kept in
-// the trash first (keepChanged). A slot a warm container was made for
+// the trash first (keepChanged). A broken one is forgotten (forget). A slot a warm container was made for
 // holds nothing of the user's, and goes as it is.
 func (p remover) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) (*trash.Entry, error) {
+	if why := p.broken(s); why != "" {
+		return p.forget(ctx, lk, s, why)
+	}
 	var kept *trash.Entry
 	if !warm && hostpath.Exists(s.Path) {
 		var err error
