@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
@@ -272,6 +273,16 @@ func (d *Doctor) halfMade(ctx context.Context, lk *gitx.Locked, worktrees []gitx
 	var out []Finding
 	for _, what := range found {
 		check, detail := "worktree "+what.Path, "a worktree whose making was cut short, with no record and no intent"
+		// What the trash cannot keep (a nested repository made there by
+		// hand) is never deleted: the worktree stays, named.
+		if unkept, err := unkeptIn(ctx, lk, what); err != nil || len(unkept) > 0 {
+			why := "it holds what the trash cannot keep: " + quotedPaths(unkept)
+			if err != nil {
+				why = fmt.Sprintf("what it holds cannot be read: %v", err)
+			}
+			out = append(out, Finding{Check: check, Status: "problem", Detail: detail + "; " + why + ", so doctor leaves it: move out what you need, then delete it"})
+			continue
+		}
 		if !fix {
 			out = append(out, Finding{Check: check, Status: "problem", Detail: detail + "; `git apex doctor --fix` removes it, keeping in the trash what it holds beyond its checkout"})
 			continue
@@ -287,6 +298,24 @@ func (d *Doctor) halfMade(ctx context.Context, lk *gitx.Locked, worktrees []gitx
 		}
 	}
 	return out
+}
+
+// unkeptIn is trash.UnkeptUnfinished of what; none when the repository
+// has no commit to read what.Path against (doctor then removes nothing).
+func unkeptIn(ctx context.Context, lk *gitx.Locked, what trash.Entry) ([]string, error) {
+	if what.Head == "" {
+		return nil, nil
+	}
+	return trash.UnkeptUnfinished(ctx, lk, what)
+}
+
+// quotedPaths joins paths, each quoted as Go quotes a string.
+func quotedPaths(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = strconv.Quote(p)
+	}
+	return strings.Join(q, ", ")
 }
 
 // danglingGitfile reports whether dir's .git is a file naming a
