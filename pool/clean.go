@@ -222,6 +222,9 @@ func (c cleaner) ready(ctx context.Context, s *state.Slot, commit string) (bool,
 			return true, nil
 		}
 	}
+	if nested, ok := c.nestedUnlocked(fctx, s); ok && len(nested) > 0 {
+		return false, c.setAside(fctx, s, nested) // never deleted with what the trash cannot keep
+	}
 	why := fmt.Sprint(err)
 	if err == nil {
 		why = "git status found " + dirt
@@ -316,6 +319,18 @@ func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string, chan
 	return kept, nil
 }
 
+// nestedUnlocked is nestedIn of the idle slot s under the repository
+// lock, which it takes; ok is false when they cannot be listed.
+func (c cleaner) nestedUnlocked(ctx context.Context, s *state.Slot) (nested []string, ok bool) {
+	lk, err := c.r.Lock(ctx)
+	if err != nil {
+		return nil, false
+	}
+	defer lk.Unlock()
+	nested, err = nestedIn(ctx, lk, s, false)
+	return nested, err == nil
+}
+
 // errByPath is why a slot changed since its release, with no leftover
 // of a task there, is removed rather than reset.
 var errByPath = errors.New("no process of a task is left there to have changed it: something wrote there by its path, and could again")
@@ -338,6 +353,9 @@ func (c cleaner) takeable(ctx context.Context, lk *gitx.Locked, s *state.Slot) (
 	}
 	if err == nil && dirt == "" {
 		return true, nil
+	}
+	if nested, nerr := nestedIn(ctx, lk, s, false); nerr == nil && len(nested) > 0 {
+		return false, c.setAside(ctx, s, nested) // never deleted with what the trash cannot keep
 	}
 	why := fmt.Sprint(err)
 	if err == nil {

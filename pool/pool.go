@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -260,9 +261,12 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 // them. An idle slot that a process works in (hostexec.Users: one left
 // by a batch task, a shell) is kept too, and refused naming it, unless
 // kill: then it is ended first (SIGTERM, then SIGKILL after
-// [remove].kill_grace).
-func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
-	n, kept, err := remover{p}.drainOwn(ctx, all, kill)
+// [remove].kill_grace). An idle slot that holds an untracked nested
+// repository (made there by hand), which the trash cannot keep, is kept
+// too, and refused naming it (exit 3), unless force: then it is deleted
+// with the slot, as `git apex remove --force --force` deletes one.
+func (p *Pool) Drain(ctx context.Context, all, kill, force bool) (int, []trash.Entry, error) {
+	n, kept, err := remover{p}.drainOwn(ctx, all, kill, force)
 	clones, cerr := repo.OpenClones(ctx, p.r)
 	err = errors.Join(err, cerr)
 	var unopened []error
@@ -271,7 +275,7 @@ func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, e
 			unopened = append(unopened, exitcode.New(exitcode.Failure, "cannot drain the pool of the cached clone %s: %v (run what this says in the clone: `git -C %s apex ...`)", c.Dir, c.Err, c.Dir))
 			continue
 		}
-		cn, ckept, cerr := remover{New(c.Repo)}.drainOwn(ctx, all, kill)
+		cn, ckept, cerr := remover{New(c.Repo)}.drainOwn(ctx, all, kill, force)
 		c.Repo.Close()
 		n, kept, err = n+cn, append(kept, ckept...), errors.Join(err, cerr)
 	}
@@ -471,9 +475,15 @@ func (p *Pool) TopUp() {
 // of an earlier batch with the same id), identity with -2, -3, ... added
 // to its name: env.Identity says which.
 func (p *Pool) KeepSlot(ctx context.Context, l *Lease, identity policy.Identity, reason string) (*state.Env, error) {
-	commit := l.Slot.PoolCommit
+	return p.keepSlot(ctx, l.Slot, identity, reason, map[string]string{"batch": "true"})
+}
+
+// keepSlot is KeepSlot of the slot s, leased by this process, with
+// metadata added to the env's.
+func (p *Pool) keepSlot(ctx context.Context, s *state.Slot, identity policy.Identity, reason string, metadata map[string]string) (*state.Env, error) {
+	commit := s.PoolCommit
 	if wts, err := p.r.Git.Worktrees(ctx); err == nil {
-		if wt, ok := gitx.FindWorktree(wts, l.Slot.Path); ok {
+		if wt, ok := gitx.FindWorktree(wts, s.Path); ok {
 			commit = wt.Head
 		}
 	}
@@ -483,8 +493,9 @@ func (p *Pool) KeepSlot(ctx context.Context, l *Lease, identity policy.Identity,
 			id.Name = fmt.Sprintf("%s-%d", identity.Name, n)
 		}
 		env := &state.Env{Identity: id.String(), Workflow: id.Workflow, Name: id.Name,
-			ModeAsked: string(policy.Worktree), Mode: string(policy.Worktree), Path: l.Slot.Path, StartCommit: commit,
-			Status: state.Preserved, Metadata: map[string]string{"preserved_reason": reason, "batch": "true"}}
+			ModeAsked: string(policy.Worktree), Mode: string(policy.Worktree), Path: s.Path, StartCommit: commit,
+			Status: state.Preserved, Metadata: map[string]string{"preserved_reason": reason}}
+		maps.Copy(env.Metadata, metadata)
 		err := p.r.Store.Create(ctx, env, "preserved", reason)
 		switch {
 		case errors.Is(err, state.ErrIdentityTaken) && n < maxKeptNames:
@@ -492,7 +503,7 @@ func (p *Pool) KeepSlot(ctx context.Context, l *Lease, identity policy.Identity,
 		case err != nil:
 			return nil, err
 		}
-		return env, p.r.Store.Pool().Drop(ctx, l.Slot.ID)
+		return env, p.r.Store.Pool().Drop(ctx, s.ID)
 	}
 }
 
