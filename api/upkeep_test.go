@@ -191,12 +191,14 @@ func TestDoctor(t *testing.T) {
 	if f := findingOf(findings, "feature-gone"); f.Status != "" {
 		t.Errorf("a whole env has a finding: %+v", f)
 	}
-	if err := os.RemoveAll(wf.WorktreePath); err != nil {
+	// Moved by hand beside where it was: doctor finds it, its fix follows it.
+	moved := wf.WorktreePath + "-moved"
+	if err := os.Rename(wf.WorktreePath, moved); err != nil {
 		t.Fatal(err)
 	}
 	s.want(http.StatusOK, "GET", "/api/doctor", nil, &findings)
-	if f := findingOf(findings, "feature-gone"); f.Status != "problem" || !strings.Contains(f.Detail, "doctor --fix") {
-		t.Errorf("an env whose worktree was deleted: %+v", findings)
+	if f := findingOf(findings, "feature-gone"); f.Status != "problem" || !strings.Contains(f.Detail, moved) {
+		t.Errorf("an env whose worktree was moved: %+v", findings)
 	}
 	s.want(http.StatusOK, "GET", "/api/doctor", nil, &findings)
 	if f := findingOf(findings, "feature-gone"); f.Status != "problem" {
@@ -206,11 +208,12 @@ func TestDoctor(t *testing.T) {
 	if f := findingOf(findings, "feature-gone"); f.Status != "fixed" {
 		t.Errorf("the fix: %+v", findings)
 	}
-	var env struct{ Status string }
+	var env struct{ Status, Path string }
 	s.want(http.StatusOK, "GET", "/api/developer/worktrees/feature-gone", nil, &env)
-	if env.Status != "destroyed" {
+	if env.Status != "active" || env.Path != moved {
 		t.Errorf("after the fix: %+v", env)
 	}
+	s.want(http.StatusOK, "DELETE", "/api/developer/worktrees/feature-gone", nil, nil)
 	if out, err := s.apex("doctor"); err != nil {
 		t.Errorf("doctor after the API's fix: %v\n%s", err, out)
 	}

@@ -199,7 +199,7 @@ func TestDoctorTools(t *testing.T) {
 	var env struct{ Path string }
 	u.call("start", map[string]any{"identity": "feature-gone"}, &env)
 	u.call("start", map[string]any{"identity": "feature-kept"}, nil)
-	if err := os.RemoveAll(env.Path); err != nil {
+	if err := os.Rename(env.Path, env.Path+"-moved"); err != nil { // moved by hand: doctor finds it, its fix follows it
 		t.Fatal(err)
 	}
 	var got report
@@ -217,6 +217,7 @@ func TestDoctorTools(t *testing.T) {
 	if s := status(got, "feature-gone"); s != "" {
 		t.Errorf("doctor after doctor_fix: %s: %+v", s, got)
 	}
+	u.call("remove", map[string]any{"identity": "feature-gone"}, nil)
 
 	db := u.dir + "/.git/apex/state.db"
 	for _, f := range []string{db, db + "-wal", db + "-shm"} {
