@@ -327,7 +327,7 @@ func (c cleaner) nestedUnlocked(ctx context.Context, s *state.Slot) (nested []st
 		return nil, false
 	}
 	defer lk.Unlock()
-	nested, err = nestedIn(ctx, lk, s, false)
+	nested, err = c.nestedIn(ctx, lk, s, false)
 	return nested, err == nil
 }
 
@@ -354,7 +354,7 @@ func (c cleaner) takeable(ctx context.Context, lk *gitx.Locked, s *state.Slot) (
 	if err == nil && dirt == "" {
 		return true, nil
 	}
-	if nested, nerr := nestedIn(ctx, lk, s, false); nerr == nil && len(nested) > 0 {
+	if nested, nerr := c.nestedIn(ctx, lk, s, false); nerr == nil && len(nested) > 0 {
 		return false, c.setAside(ctx, s, nested) // never deleted with what the trash cannot keep
 	}
 	why := fmt.Sprint(err)

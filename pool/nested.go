@@ -23,9 +23,10 @@ import (
 
 // nestedIn lists the untracked nested repositories of the idle slot s;
 // none for a slot a warm container was made for (it holds nothing of the
-// user's) or one whose directory is gone.
-func nestedIn(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) ([]string, error) {
-	if warm || !hostpath.Exists(s.Path) {
+// user's), one whose directory is gone, or a broken one (no worktree any
+// more, which git cannot list: forget handles it).
+func (p *Pool) nestedIn(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) ([]string, error) {
+	if warm || !hostpath.Exists(s.Path) || p.broken(s) != "" {
 		return nil, nil
 	}
 	return trash.NestedRepos(ctx, lk, s.Path)

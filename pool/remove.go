@@ -50,7 +50,7 @@ func (p remover) drainOwn(ctx context.Context, all, kill, force bool) (int, []tr
 			continue
 		}
 		warm := s.Warm != state.Warm{}
-		if nested, err := nestedIn(ctx, lk, s, warm); err != nil {
+		if nested, err := p.nestedIn(ctx, lk, s, warm); err != nil {
 			return n, kept, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
 		} else if len(nested) > 0 && !force {
 			unkept = append(unkept, nestedWords(nested)+" in "+s.Path)
@@ -168,7 +168,7 @@ func (p remover) trim(ctx context.Context) error {
 			continue
 		}
 		warm := taken.Warm != state.Warm{}
-		if nested, err := nestedIn(ctx, lk, taken, warm); err != nil || len(nested) > 0 {
+		if nested, err := p.nestedIn(ctx, lk, taken, warm); err != nil || len(nested) > 0 {
 			// Kept in the pool: never deleted with what the trash cannot keep.
 			err = errors.Join(err, p.r.Store.Pool().Free(ctx, taken.ID, taken.PoolCommit))
 			if err != nil {
