@@ -28,10 +28,7 @@ var interrupts struct {
 // them ignored (nohup). The exception: while a Foreground command runs in
 // the terminal's foreground (see Run), a key typed there (Ctrl-C, Ctrl-\)
 // signals that command too, and it alone decides what happens, as under a
-// shell. SIGPIPE is heard too, only so that a write to a closed pipe on
-// stdout or stderr returns EPIPE rather than killing git-apex, which could
-// not then end its work: the writer decides (batch ends as interrupted
-// when its results cannot be written).
+// shell.
 func SignalContext(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(parent)
 	ch := make(chan os.Signal, 1)
@@ -46,10 +43,6 @@ func SignalContext(parent context.Context) (context.Context, context.CancelFunc)
 		}
 	}
 	signal.Notify(ch, heard...)
-	// Never read: a full channel drops the signal, which only needs to be
-	// handled for writes to return EPIPE.
-	pipes := make(chan os.Signal, 1)
-	signal.Notify(pipes, syscall.SIGPIPE)
 	interrupts.Lock()
 	interrupts.ch, interrupts.terminal, interrupts.got = ch, terminal, 0
 	interrupts.Unlock()
@@ -65,12 +58,23 @@ func SignalContext(parent context.Context) (context.Context, context.CancelFunc)
 	}()
 	return ctx, func() {
 		signal.Stop(ch)
-		signal.Stop(pipes)
 		interrupts.Lock()
 		interrupts.ch = nil
 		interrupts.Unlock()
 		cancel()
 	}
+}
+
+// SurviveBrokenPipes keeps git-apex alive when it writes to a pipe with no
+// reader on its stdout or stderr: the write returns EPIPE instead of
+// SIGPIPE killing it (as Go does by default for those two), so that a
+// command with work under way (batch) can end it cleanly; the writer
+// decides what a failed write means. Commands started afterwards still
+// get SIGPIPE's default.
+func SurviveBrokenPipes() {
+	// Never read: a full channel drops the signal, which only needs to be
+	// handled for writes to return EPIPE.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 }
 
 // Interruption is the signal that ended SignalContext's context; 0 when

@@ -11,6 +11,7 @@ import (
 	"github.com/git-apex/git-apex/batch"
 	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/repo"
 )
 
@@ -49,6 +50,9 @@ func batchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// Its results' reader going away interrupts it (exit 141) rather
+			// than killing it with tasks still running.
+			hostexec.SurviveBrokenPipes()
 			results := c.App.Writer
 			if name := c.String("results"); name != "" {
 				f, err := os.Create(name)
