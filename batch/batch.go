@@ -99,19 +99,27 @@ type runner struct {
 	start time.Time
 	fleet *fleet // the engines, when the batch has several; nil: the repository's own
 
-	mu       sync.Mutex
-	repos    map[string]*repo.Repo // other repositories' cached clones
-	lines    map[string]*pool.Line // by task repo ("": this one): the tasks get slots first come, first served
-	results  []Result
-	running  int
-	statuses map[string]int // how many results have each status
-	resultsW error
+	mu        sync.Mutex
+	repos     map[string]*repo.Repo // other repositories' cached clones
+	lines     map[string]*pool.Line // by task repo ("": this one): the tasks get slots first come, first served
+	results   []Result
+	running   int
+	statuses  map[string]int // how many results have each status
+	resultsW  error          // the first failed write of a result line
+	unwritten int            // result lines not written
+
+	// interrupt ends the batch's work as ctx's end does: when its
+	// results' reader went away (EPIPE).
+	interrupt context.CancelFunc
 }
 
 // Run runs the tasks, opts.Parallelism at a time, and returns one result
 // for each. ctx's end stops the running ones (interrupted: their process
 // groups get TERM, then KILL after the grace, and their slots are reset)
-// and starts no more (skipped); Run then returns ctx.Err() too.
+// and starts no more (skipped); Run then returns ctx.Err() too. A result
+// line that cannot be written because opts.Results is a pipe with no
+// reader (`| head -n 1`) interrupts the batch too: Run then returns an
+// error with exitcode.BrokenPipe.
 func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Result, error) {
 	if opts.Parallelism < 1 {
 		opts.Parallelism = 1
@@ -128,6 +136,8 @@ func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Re
 	}
 	r := &runner{home: home, opts: opts, start: time.Now(), repos: map[string]*repo.Repo{}, lines: map[string]*pool.Line{}, statuses: map[string]int{}}
 	defer r.closeRepos()
+	ctx, r.interrupt = context.WithCancel(ctx)
+	defer r.interrupt()
 	switch {
 	case len(opts.Engines) > 0 && mode != "full" && opts.Isolation != "auto" && opts.Isolation != "":
 		return nil, exitcode.New(exitcode.Usage, "--engines runs the tasks in containers: it takes --isolation full, not %s", opts.Isolation)
@@ -191,6 +201,10 @@ feed:
 	r.skipRest(tasks)
 	r.topUp()
 	r.summary()
+	if errors.Is(r.resultsW, syscall.EPIPE) {
+		return r.results, exitcode.New(exitcode.BrokenPipe, "the results could not be written (%v): the batch was interrupted, %s not written",
+			r.resultsW, words.Count(r.unwritten, "result line"))
+	}
 	if r.resultsW != nil {
 		return r.results, r.resultsW
 	}
@@ -777,8 +791,14 @@ func (r *runner) finish(res Result) {
 	r.results = append(r.results, res)
 	r.statuses[res.Status]++
 	line, _ := json.Marshal(res)
-	if _, err := fmt.Fprintf(r.opts.Results, "%s\n", line); err != nil && r.resultsW == nil {
-		r.resultsW = err
+	if _, err := fmt.Fprintf(r.opts.Results, "%s\n", line); err != nil {
+		r.unwritten++
+		if r.resultsW == nil {
+			r.resultsW = err
+			if errors.Is(err, syscall.EPIPE) {
+				r.interrupt()
+			}
+		}
 	}
 	r.mu.Unlock()
 	r.progress()

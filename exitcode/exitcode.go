@@ -22,7 +22,10 @@ const (
 	Timeout         = 124 // a command stopped at its timeout (as timeout(1) says)
 	CannotExecute   = 126 // exec's command is there but cannot be run (as a shell says)
 	CommandNotFound = 127 // exec's command is not there (as a shell says "command not found")
-	Interrupted     = 130 // interrupted by a signal
+	Hangup          = 129 // interrupted by SIGHUP: its terminal closed (128+1, as a shell says)
+	Interrupted     = 130 // interrupted by a signal: SIGINT (Ctrl-C) or SIGTERM
+	Quit            = 131 // interrupted by SIGQUIT: Ctrl-\ (128+3)
+	BrokenPipe      = 141 // interrupted because its output's reader went away (128+13, SIGPIPE's)
 )
 
 // Coder is implemented by errors that know their exit code.

@@ -37,7 +37,7 @@ func newApp() *cli.App {
 			"Exit codes: 0 success; 1 unexpected failure; 2 usage error (bad flags, invalid identity, unknown workflow, " +
 			"not in a git working tree, no commits); 3 refused to protect work (dirty, unmerged, in use, branch held); " +
 			"4 invalid policy; 5 git failed; 6 container runtime unavailable where required; 7 no such environment; " +
-			"124 a command stopped at its timeout (MCP's exec); 126 exec's command cannot be run; 127 exec's command not found; 130 interrupted.",
+			"124 a command stopped at its timeout (MCP's exec); 126 exec's command cannot be run; 127 exec's command not found; 129 interrupted by SIGHUP; 130 interrupted (SIGINT, SIGTERM); 131 interrupted by SIGQUIT; 141 batch's results' reader went away.",
 		Version: cmdline.Version(version),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "policy", Usage: "read the policy from `FILE` instead of the main checkout's .apex.toml", EnvVars: []string{"GIT_APEX_POLICY"}},

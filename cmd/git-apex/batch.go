@@ -11,6 +11,7 @@ import (
 	"github.com/git-apex/git-apex/batch"
 	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/exitcode"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/repo"
 )
 
@@ -22,7 +23,7 @@ func batchCommand() *cli.Command {
 		Description: "Reads [[task]] tables (id, repo, base, setup, files, run, timeout) and runs them N at a time, in warm " +
 			"pool slots (worktree) or one at a time in the main checkout (shared; auto picks shared when N is 1). One JSON " +
 			"line per task goes to --results (default stdout) as it finishes; each task's output goes to its own log. " +
-			"Exits 0 when all passed, 1 when any failed, 130 when interrupted (running tasks get TERM, then KILL, and a line " +
+			"Exits 0 when all passed, 1 when any failed, 130 when interrupted (129 by SIGHUP, 131 by SIGQUIT, 141 when the results' reader went away; running tasks get TERM, then KILL, and a line " +
 			"saying interrupted; tasks not started get one saying skipped; every slot is released). Slots stay in the pool, clean. --engines (or [batch].engines) spreads the tasks over Docker " +
 			"contexts, N at a time on each, in containers; a task whose engine stops answering runs once more on another.",
 		Flags: []cli.Flag{
@@ -49,6 +50,9 @@ func batchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			// Its results' reader going away interrupts it (exit 141) rather
+			// than killing it with tasks still running.
+			hostexec.SurviveBrokenPipes()
 			results := c.App.Writer
 			if name := c.String("results"); name != "" {
 				f, err := os.Create(name)

@@ -17,7 +17,7 @@ import (
 // cmdInterrupt runs a command as a terminal runs a foreground job: in a
 // session and process group of its own, with the signals at their
 // defaults. Once N files match GLOB (within 2 minutes) it sends SIGNAL
-// (INT or TERM) to the whole group, as a key typed on the terminal does,
+// (INT, TERM, HUP or QUIT) to the whole group, as a key typed on the terminal does,
 // or, with -alone, to the group's git-apex process alone. It fails unless
 // the command then exits CODE (128+n when signal n ended it, as a shell
 // says). The command's output is the stdout and stderr to check after:
@@ -29,13 +29,13 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 		args = args[1:]
 	}
 	if neg || len(args) < 5 {
-		ts.Fatalf("usage: interrupt [-alone] CODE INT|TERM GLOB N command [args...]")
+		ts.Fatalf("usage: interrupt [-alone] CODE INT|TERM|HUP|QUIT GLOB N command [args...]")
 	}
 	want, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	sig, ok := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM}[args[1]]
+	sig, ok := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT}[args[1]]
 	if !ok {
-		ts.Fatalf("interrupt: signal %q: INT or TERM", args[1])
+		ts.Fatalf("interrupt: signal %q: INT, TERM, HUP or QUIT", args[1])
 	}
 	n, err := strconv.Atoi(args[3])
 	ts.Check(err)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/exitcode"
@@ -30,7 +31,20 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "git-apex: %s\n", msg)
 	}
 	if ctx.Err() != nil {
-		return exitcode.Interrupted
+		return interruptedCode(hostexec.Interruption())
 	}
 	return exitcode.Of(err)
+}
+
+// interruptedCode is the exit code of a command that sig interrupted:
+// 129 for SIGHUP and 131 for SIGQUIT (128+n, as a shell says), 130 for
+// SIGINT and SIGTERM alike.
+func interruptedCode(sig syscall.Signal) int {
+	switch sig {
+	case syscall.SIGHUP:
+		return exitcode.Hangup
+	case syscall.SIGQUIT:
+		return exitcode.Quit
+	}
+	return exitcode.Interrupted
 }

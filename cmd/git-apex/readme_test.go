@@ -65,7 +65,7 @@ func TestReadmeExitCodes(t *testing.T) {
 	}
 	codes := []int{exitcode.OK, exitcode.Failure, exitcode.Usage, exitcode.Refused, exitcode.Policy,
 		exitcode.Git, exitcode.Runtime, exitcode.NotFound, exitcode.Timeout, exitcode.CannotExecute, exitcode.CommandNotFound,
-		exitcode.Interrupted}
+		exitcode.Hangup, exitcode.Interrupted, exitcode.Quit, exitcode.BrokenPipe}
 	if !slices.Equal(inReadme, codes) {
 		t.Errorf("the README's exit codes are %v; the exitcode package has %v", inReadme, codes)
 	}
