@@ -101,6 +101,7 @@ type runner struct {
 
 	mu       sync.Mutex
 	repos    map[string]*repo.Repo // other repositories' cached clones
+	lines    map[string]*pool.Line // by task repo ("": this one): the tasks get slots first come, first served
 	results  []Result
 	running  int
 	statuses map[string]int // how many results have each status
@@ -125,7 +126,7 @@ func Run(ctx context.Context, home *repo.Repo, tasks []Task, opts Options) ([]Re
 			mode = "shared"
 		}
 	}
-	r := &runner{home: home, opts: opts, start: time.Now(), repos: map[string]*repo.Repo{}, statuses: map[string]int{}}
+	r := &runner{home: home, opts: opts, start: time.Now(), repos: map[string]*repo.Repo{}, lines: map[string]*pool.Line{}, statuses: map[string]int{}}
 	defer r.closeRepos()
 	switch {
 	case len(opts.Engines) > 0 && mode != "full" && opts.Isolation != "auto" && opts.Isolation != "":
@@ -523,7 +524,7 @@ func (r *runner) placeFor(ctx context.Context, t Task, mode string, on *engine) 
 	if err != nil {
 		return nil, err
 	}
-	slots := pool.New(rp)
+	slots := pool.New(rp).InLine(r.line(t.Repo))
 	commit, err := slots.BaseCommit(ctx, t.Base)
 	if err != nil && t.Repo != "" {
 		if ferr := fetch(ctx, rp); ferr == nil {
@@ -712,6 +713,17 @@ func (r *runner) repoOf(ctx context.Context, url string) (*repo.Repo, error) {
 	}
 	r.repos[url] = rp
 	return rp, nil
+}
+
+// line is the line in which the tasks of the repository at url ("":
+// this one) wait for their pool's slots (see pool.Line).
+func (r *runner) line(url string) *pool.Line {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lines[url] == nil {
+		r.lines[url] = &pool.Line{}
+	}
+	return r.lines[url]
 }
 
 func (r *runner) closeRepos() {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/git-apex/git-apex/gitx"
@@ -33,6 +34,9 @@ import (
 //   - a sandbox (apex/sandbox) or a labelled container that no env owns;
 //   - git lock files (index.lock, refs/heads/x.lock, ...) that no process
 //     has open;
+//   - the temporary index the trash keeps work through
+//     (apex-trash-index-<digits>, in the common dir or a worktree's admin
+//     dir), left by a removal, drain or doctor killed while keeping work;
 //   - processes of a batch task still running in its pool slot after the
 //     batch was killed (pool.Orphans; in its cached clones' pools too),
 //     ended before the slot is reclaimed.
@@ -63,6 +67,12 @@ func (d *Doctor) recoverCrashes(ctx context.Context, lk *gitx.Locked, fix bool) 
 	// git's lock files first: the repairs below run git.
 	for _, lock := range staleGitLocks(d.r.Git.CommonDir) {
 		clear("git lock", lock+" is held by no process: a killed git left it", func() error { return os.Remove(lock) })
+	}
+	// The trash writes its temporary indexes under the repository lock,
+	// which this holds: one there now was left by a killed process.
+	for _, index := range staleTrashIndexes(d.r.Git.CommonDir) {
+		clear("trash index", index+" is a temporary index of a git-apex killed while keeping work in the trash (the work is in the worktree still, or in the trash)",
+			func() error { return os.Remove(index) })
 	}
 	// Then the registrations a killed `git worktree add` left half written,
 	// on which every git worktree command fails.
@@ -272,6 +282,16 @@ func (d *Doctor) halfMade(ctx context.Context, lk *gitx.Locked, worktrees []gitx
 	var out []Finding
 	for _, what := range found {
 		check, detail := "worktree "+what.Path, "a worktree whose making was cut short, with no record and no intent"
+		// What the trash cannot keep (a nested repository made there by
+		// hand) is never deleted: the worktree stays, named.
+		if unkept, err := unkeptIn(ctx, lk, what); err != nil || len(unkept) > 0 {
+			why := "it holds what the trash cannot keep: " + quotedPaths(unkept)
+			if err != nil {
+				why = fmt.Sprintf("what it holds cannot be read: %v", err)
+			}
+			out = append(out, Finding{Check: check, Status: "problem", Detail: detail + "; " + why + ", so doctor leaves it: move out what you need, then delete it"})
+			continue
+		}
 		if !fix {
 			out = append(out, Finding{Check: check, Status: "problem", Detail: detail + "; `git apex doctor --fix` removes it, keeping in the trash what it holds beyond its checkout"})
 			continue
@@ -287,6 +307,24 @@ func (d *Doctor) halfMade(ctx context.Context, lk *gitx.Locked, worktrees []gitx
 		}
 	}
 	return out
+}
+
+// unkeptIn is trash.UnkeptUnfinished of what; none when the repository
+// has no commit to read what.Path against (doctor then removes nothing).
+func unkeptIn(ctx context.Context, lk *gitx.Locked, what trash.Entry) ([]string, error) {
+	if what.Head == "" {
+		return nil, nil
+	}
+	return trash.UnkeptUnfinished(ctx, lk, what)
+}
+
+// quotedPaths joins paths, each quoted as Go quotes a string.
+func quotedPaths(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = strconv.Quote(p)
+	}
+	return strings.Join(q, ", ")
 }
 
 // danglingGitfile reports whether dir's .git is a file naming a
@@ -442,6 +480,36 @@ func halfWrittenRegistrations(commonDir string) []string {
 		}
 	}
 	return half
+}
+
+// trashIndexPrefix begins the name of the trash's temporary indexes
+// (trash.Record, trash.RecordUnfinished): os.CreateTemp adds digits.
+const trashIndexPrefix = "apex-trash-index-"
+
+// staleTrashIndexes lists the trash's temporary indexes in the common dir
+// and in its worktrees' admin dirs, by name: the prefix and digits only
+// (their .lock files are git's, for staleGitLocks).
+func staleTrashIndexes(commonDir string) []string {
+	var found []string
+	for _, dir := range append([]string{commonDir}, globDirs(filepath.Join(commonDir, "worktrees", "*"))...) {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			digits, ok := strings.CutPrefix(e.Name(), trashIndexPrefix)
+			if ok && digits != "" && strings.Trim(digits, "0123456789") == "" && e.Type().IsRegular() {
+				found = append(found, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	return found
+}
+
+// globDirs lists the directories that match pattern.
+func globDirs(pattern string) []string {
+	matches, _ := filepath.Glob(pattern)
+	return slices.DeleteFunc(matches, func(m string) bool {
+		info, err := os.Lstat(m)
+		return err != nil || !info.IsDir()
+	})
 }
 
 // staleGitLocks lists git's lock files in the common dir (its own, and

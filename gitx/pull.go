@@ -60,7 +60,7 @@ func (l *Locked) FetchPullRequest(ctx context.Context, remote, number string, ho
 		wanted = append(wanted, fmt.Sprintf(pullRefs[h], number))
 	}
 	merge := fmt.Sprintf("refs/pull/%s/merge", number)
-	out, err := l.readIn(ctx, l.CommonDir, append([]string{"ls-remote", "--", remote, "refs/heads/*", merge}, wanted...)...)
+	out, err := l.runRemote(ctx, l.CommonDir, append([]string{"ls-remote", "--", remote, "refs/heads/*", merge}, wanted...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (l *Locked) FetchPullRequest(ctx context.Context, remote, number string, ho
 	if tips[merge] != "" {
 		refspecs = append(refspecs, "+"+merge+":refs/apex/pull-merge")
 	}
-	if _, err := l.runIn(ctx, l.CommonDir, append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", remote}, refspecs...)...); err != nil {
+	if _, err := l.runRemote(ctx, l.CommonDir, append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", remote}, refspecs...)...); err != nil {
 		return nil, err
 	}
 	if pr.Head, err = l.Commit(ctx, local); err != nil {

@@ -129,7 +129,7 @@ func (r *Repo) InitSubmodules(ctx context.Context, dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, ".gitmodules")); err != nil {
 		return nil
 	}
-	_, err := r.runIn(ctx, dir, "submodule", "--quiet", "update", "--init", "--recursive")
+	_, err := r.runRemote(ctx, dir, "submodule", "--quiet", "update", "--init", "--recursive")
 	return err
 }
 

@@ -128,7 +128,23 @@ type command struct {
 	// GIT_PROGRESS_DELAY seconds, 1 unless the user set it), and its
 	// messages are not kept for the error.
 	terminal bool
+	// remote marks a command that talks to a remote (clone, fetch,
+	// ls-remote): ssh may ask on the terminal for a passphrase or a host
+	// key (see foreground).
+	remote bool
 }
+
+// foreground reports whether c runs in git-apex's own process group,
+// where the terminal's keys reach it: when it shows progress there
+// (git shows it only to the foreground group), or may ask there (ssh
+// reading /dev/tty from another group would be stopped). Every other
+// git runs in a process group of its own, where a Ctrl-C typed on the
+// terminal does not reach it: git-apex alone decides, through ctx, when
+// git stops (SIGTERM to its group). So clean-up that must finish after
+// an interrupt (hostexec.Finishing: a slot's removal, say) is not
+// killed half-way by the same key, and a git that fails is never one
+// the key killed, taken for a real failure.
+func (c command) foreground() bool { return c.terminal || c.remote }
 
 // safeConfig is set for every git command: nothing git-apex runs starts
 // a file system monitor named by the repository's config. The settings
@@ -157,10 +173,15 @@ func run(ctx context.Context, c command) (string, error) {
 	}
 	watched, trapped := trap.Watch(limited, c.dir, c.inEnv) // in an env's worktree, no trap may hold git
 	cmd := exec.CommandContext(watched, "git", append(args, c.args...)...)
-	// Interrupted, git gets SIGTERM, so it removes its lock files; a hook
-	// it started may still hold its output open, so stop waiting after a
-	// while (then it is killed).
+	// Interrupted, git gets SIGTERM, so it removes its lock files (and
+	// so does what it started, in its group); a hook it started may
+	// still hold its output open, so stop waiting after a while (then it
+	// is killed).
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	if !c.foreground() {
+		cmd.SysProcAttr = ownGroup()
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	}
 	cmd.WaitDelay = 2 * time.Second
 	cmd.Dir = c.dir
 	cmd.Env = c.env
@@ -343,7 +364,7 @@ func Clone(ctx context.Context, url, dir string, bare bool) error {
 	if bare {
 		args = append(args, "--bare")
 	}
-	if _, err := run(ctx, command{dir: "/", args: append(args, "--", url, tmp)}); err != nil {
+	if _, err := run(ctx, command{dir: "/", args: append(args, "--", url, tmp), remote: true}); err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}
@@ -359,6 +380,14 @@ func Clone(ctx context.Context, url, dir string, bare bool) error {
 
 // Fetch updates a bare clone's branches from its origin.
 func (l *Locked) Fetch(ctx context.Context) error {
-	_, err := l.runIn(ctx, l.CommonDir, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*")
+	_, err := l.runRemote(ctx, l.CommonDir, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*")
 	return err
+}
+
+// runRemote is runIn for a command that talks to a remote
+// (command.remote).
+func (r *Repo) runRemote(ctx context.Context, dir string, args ...string) (string, error) {
+	c := r.command(dir, args, false)
+	c.remote = true
+	return run(ctx, c)
 }

@@ -286,3 +286,42 @@ func (l *Locked) DropWorktree(ctx context.Context, path string) error {
 	}
 	return l.Prune(ctx)
 }
+
+// ForgetWorktree removes what is left at path of a worktree that git no
+// longer takes for one, and that git refuses to remove: its .git file
+// gone or pointing away (a `git worktree remove` cut short: git deletes
+// the files first, the .git file among them). It runs no git (git there
+// would obey whatever git directory it finds): the directory goes,
+// following no link (nofollow.RemoveAll), then git's registration of it,
+// the directory under the common dir's worktrees/ whose gitdir file
+// names path/.git. Only that one: `git worktree prune` would forget too
+// the user's worktrees whose directory is away for now (on a disk not
+// mounted). Only for what git-apex made (a pool slot) and has kept what
+// it held of the user's.
+func (l *Locked) ForgetWorktree(path string) error {
+	admin := filepath.Join(l.CommonDir, "worktrees")
+	registration := ""
+	entries, _ := os.ReadDir(admin) // none: no registration to forget
+	dotgit := hostpath.RealPath(filepath.Join(path, ".git"))
+	for _, e := range entries {
+		back, err := os.ReadFile(filepath.Join(admin, e.Name(), "gitdir"))
+		if err != nil {
+			continue
+		}
+		named := strings.TrimSpace(string(back))
+		if !filepath.IsAbs(named) { // worktree.useRelativePaths
+			named = filepath.Join(admin, e.Name(), named)
+		}
+		if hostpath.RealPath(named) == dotgit {
+			registration = e.Name()
+			break
+		}
+	}
+	if err := nofollow.RemoveAll(filepath.Dir(path), filepath.Base(path)); err != nil {
+		return err
+	}
+	if registration == "" {
+		return nil
+	}
+	return nofollow.RemoveAll(admin, registration)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/git-apex/git-apex/gitx"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/repo"
+	"github.com/git-apex/git-apex/trash"
 	"github.com/git-apex/git-apex/words"
 )
 
@@ -184,14 +185,9 @@ func plural(n int, one, many string) string {
 // repositories are looked for, as the trash looks for them.
 func FindUnkept(ctx context.Context, lk *gitx.Locked, dir string, contained bool) (Unkept, error) {
 	var u Unkept
-	untracked, err := lk.Run(ctx, dir, nil, "ls-files", "-z", "--others", "--exclude-standard")
-	if err != nil {
+	var err error
+	if u.Nested, err = trash.NestedRepos(ctx, lk, dir); err != nil {
 		return u, err
-	}
-	for _, p := range strings.Split(untracked, "\x00") {
-		if strings.HasSuffix(p, "/") { // git lists a nested repository as a directory
-			u.Nested = append(u.Nested, p)
-		}
 	}
 	if contained {
 		return u, nil

@@ -202,20 +202,33 @@ func (o Orphan) End() error {
 // never handed out, and the caller takes another. An interrupt (ctx
 // cancelled) does not cut this short, up to cleanupGrace after it (see
 // finishing); when that passes first, the slot is made idle again as it
-// is, for the next acquire to clean, and ready reports false.
+// is, for the next acquire to clean, and ready reports false; when its
+// removal is what was cut short, it is left leased to this process, for
+// a reclaim once it has exited. A broken slot (no worktree any more) is
+// removed and forgotten at once (discard), and ready reports false.
 func (c cleaner) ready(ctx context.Context, s *state.Slot, commit string) (bool, error) {
 	fctx, done := finishing(ctx)
 	defer done()
+	if why := c.broken(s); why != "" {
+		c.discard(fctx, nil, s, why)
+		return false, nil
+	}
 	found, err := c.endTask(s)
 	if err != nil {
+		if derr := c.drop(fctx, nil, s); derr != nil {
+			return false, fmt.Errorf("pool slot %s cannot be leased (%v), nor removed: %w", s.Path, err, derr)
+		}
 		c.r.Warnf("pool slot %s is removed, not leased: %v", s.Path, err)
-		return false, c.drop(fctx, nil, s)
+		return false, nil
 	}
 	dirt, err := c.dirt(fctx, s, s.PoolCommit)
 	if err == nil && dirt == "" {
 		if err = c.r.Git.CheckoutDetached(fctx, s.Path, commit); err == nil {
 			return true, nil
 		}
+	}
+	if nested, ok := c.nestedUnlocked(fctx, s); ok && len(nested) > 0 {
+		return false, c.setAside(fctx, s, nested) // never deleted with what the trash cannot keep
 	}
 	why := fmt.Sprint(err)
 	if err == nil {
@@ -233,8 +246,16 @@ func (c cleaner) ready(ctx context.Context, s *state.Slot, commit string) (bool,
 		c.r.Warnf("pool slot %s was not clean (%s), and its clean-up was cut short %v after the interrupt: it is idle again as it is, for the next acquire to clean", s.Path, why, cleanupGrace)
 		return false, c.r.Store.Pool().Free(context.WithoutCancel(ctx), s.ID, s.PoolCommit)
 	}
-	c.r.Warnf("pool slot %s is removed, not leased: it was not clean (%s), and cannot be made so: %v", s.Path, why, err)
-	return false, c.drop(fctx, nil, s)
+	derr := c.drop(fctx, nil, s)
+	switch {
+	case derr == nil:
+		c.r.Warnf("pool slot %s is removed, not leased: it was not clean (%s), and cannot be made so: %v", s.Path, why, err)
+		return false, nil
+	case fctx.Err() != nil:
+		c.r.Warnf("pool slot %s is not leased: it was not clean (%s), and cannot be made so (%v); its removal was cut short %v after the interrupt: it is left leased to this process, for the next command to reclaim once it has exited", s.Path, why, err, cleanupGrace)
+		return false, nil
+	}
+	return false, fmt.Errorf("pool slot %s was not clean (%s), and cannot be made so (%v), nor removed: %w", s.Path, why, err, derr)
 }
 
 // cleanupGrace is how long clean-up that has begun (making a leased
@@ -316,6 +337,18 @@ func (c cleaner) cleanUp(ctx context.Context, s *state.Slot, commit string, chan
 	return kept, nil
 }
 
+// nestedUnlocked is nestedIn of the idle slot s under the repository
+// lock, which it takes; ok is false when they cannot be listed.
+func (c cleaner) nestedUnlocked(ctx context.Context, s *state.Slot) (nested []string, ok bool) {
+	lk, err := c.r.Lock(ctx)
+	if err != nil {
+		return nil, false
+	}
+	defer lk.Unlock()
+	nested, err = nestedIn(ctx, lk, s, false)
+	return nested, err == nil
+}
+
 // errByPath is why a slot changed since its release, with no leftover
 // of a task there, is removed rather than reset.
 var errByPath = errors.New("no process of a task is left there to have changed it: something wrote there by its path, and could again")
@@ -324,9 +357,13 @@ var errByPath = errors.New("no process of a task is left there to have changed i
 // running there, and checks that the slot is clean at its commit. A
 // slot that is not (or that cannot be checked, or where something still
 // runs) has what is changed kept in the trash, and is removed: it
-// reports false, and Take takes another. lk is the repository lock,
-// which Take's caller holds.
+// reports false, and Take takes another; so does a broken one
+// (discard). lk is the repository lock, which Take's caller holds.
 func (c cleaner) takeable(ctx context.Context, lk *gitx.Locked, s *state.Slot) (bool, error) {
+	if why := c.broken(s); why != "" {
+		c.discard(ctx, lk, s, why)
+		return false, nil
+	}
 	_, err := c.endTask(s)
 	dirt := ""
 	if err == nil {
@@ -334,6 +371,9 @@ func (c cleaner) takeable(ctx context.Context, lk *gitx.Locked, s *state.Slot) (
 	}
 	if err == nil && dirt == "" {
 		return true, nil
+	}
+	if nested, nerr := nestedIn(ctx, lk, s, false); nerr == nil && len(nested) > 0 {
+		return false, c.setAside(ctx, s, nested) // never deleted with what the trash cannot keep
 	}
 	why := fmt.Sprint(err)
 	if err == nil {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -35,11 +36,16 @@ import (
 
 // Pool is a repository's warm pool.
 type Pool struct {
-	r *repo.Repo
+	r    *repo.Repo
+	line *Line // orders this process's acquires; nil: none
 }
 
 // New is the pool of an opened repository.
 func New(r *repo.Repo) *Pool { return &Pool{r: r} }
+
+// InLine is the pool whose acquires wait in line (see Line) with the
+// other acquires of the same line.
+func (p *Pool) InLine(line *Line) *Pool { return &Pool{r: p.r, line: line} }
 
 // Dir is where the slots live.
 func (p *Pool) Dir() string { return filepath.Join(p.r.Git.ApexDir(), "pool") }
@@ -181,13 +187,18 @@ func (p *Pool) Reclaim(ctx context.Context, held *gitx.Locked) (int, error) {
 }
 
 // resetSlot puts a slot back at its pool commit, clean, and idle. A slot
-// whose directory is gone is forgotten. A contained slot (a container
+// whose directory is gone is forgotten, a broken one (no worktree any
+// more) removed and forgotten (discard). A contained slot (a container
 // worked in it; the caller has removed the container) is reset without
 // entering its submodules, whose .git files the container could have
 // pointed anywhere, then checked (see tainted): one whose pool commit has
 // submodules, or that the check finds tainted, is removed instead.
 func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, contained bool) error {
 	if hostpath.Exists(s.Path) {
+		if why := p.broken(s); why != "" {
+			p.discard(ctx, held, s, why)
+			return nil
+		}
 		err := p.r.Git.ResetClean(ctx, s.Path, s.PoolCommit, contained)
 		why := ""
 		if err == nil && contained {
@@ -207,7 +218,10 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 }
 
 // drop removes a slot's worktree and forgets the slot. held is the
-// repository lock when the caller holds it, else nil.
+// repository lock when the caller holds it, else nil. A removal that git
+// began and failed to finish (the slot is broken now) is finished
+// without git, unless ctx ended: a removal cut short leaves the slot
+// recorded, for the next command to find broken and forget.
 func (p *Pool) drop(ctx context.Context, held *gitx.Locked, s *state.Slot) error {
 	lk := held
 	if lk == nil {
@@ -217,7 +231,11 @@ func (p *Pool) drop(ctx context.Context, held *gitx.Locked, s *state.Slot) error
 		}
 		defer lk.Unlock()
 	}
-	if err := lk.RemoveWorktree(ctx, s.Path); err != nil && hostpath.Exists(s.Path) {
+	err := lk.RemoveWorktree(ctx, s.Path)
+	if err != nil && ctx.Err() == nil && hostpath.Exists(s.Path) && p.broken(s) != "" {
+		err = lk.ForgetWorktree(s.Path)
+	}
+	if err != nil && hostpath.Exists(s.Path) {
 		return err
 	}
 	return p.r.Store.Pool().Drop(ctx, s.ID)
@@ -243,9 +261,12 @@ func (p *Pool) Status(ctx context.Context) ([]*state.Slot, int, error) {
 // them. An idle slot that a process works in (hostexec.Users: one left
 // by a batch task, a shell) is kept too, and refused naming it, unless
 // kill: then it is ended first (SIGTERM, then SIGKILL after
-// [remove].kill_grace).
-func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
-	n, kept, err := remover{p}.drainOwn(ctx, all, kill)
+// [remove].kill_grace). An idle slot that holds an untracked nested
+// repository (made there by hand), which the trash cannot keep, is kept
+// too, and refused naming it (exit 3), unless force: then it is deleted
+// with the slot, as `git apex remove --force --force` deletes one.
+func (p *Pool) Drain(ctx context.Context, all, kill, force bool) (int, []trash.Entry, error) {
+	n, kept, err := remover{p}.drainOwn(ctx, all, kill, force)
 	clones, cerr := repo.OpenClones(ctx, p.r)
 	err = errors.Join(err, cerr)
 	var unopened []error
@@ -254,7 +275,7 @@ func (p *Pool) Drain(ctx context.Context, all, kill bool) (int, []trash.Entry, e
 			unopened = append(unopened, exitcode.New(exitcode.Failure, "cannot drain the pool of the cached clone %s: %v (run what this says in the clone: `git -C %s apex ...`)", c.Dir, c.Err, c.Dir))
 			continue
 		}
-		cn, ckept, cerr := remover{New(c.Repo)}.drainOwn(ctx, all, kill)
+		cn, ckept, cerr := remover{New(c.Repo)}.drainOwn(ctx, all, kill, force)
 		c.Repo.Close()
 		n, kept, err = n+cn, append(kept, ckept...), errors.Join(err, cerr)
 	}
@@ -279,7 +300,8 @@ func (l *Lease) Path() string { return l.Slot.Path }
 // Acquire leases a slot at commit: an idle one, else a new one while the
 // pool has fewer than limit slots (and than [pool].max), else it waits
 // (until timeout) for one to be released. Switching the slot costs what
-// differs from its commit.
+// differs from its commit. The acquires of a pool given a Line (InLine)
+// get their slots in the order they began.
 func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout time.Duration) (*Lease, error) {
 	pol, err := p.r.Policy()
 	if err != nil {
@@ -289,12 +311,29 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 	pid, start := hostexec.Self()
 	deadline := time.Now().Add(timeout)
 	waiting := ""
+	place := p.line.join()
 	defer func() {
+		place.leave()
 		if waiting != "" {
 			os.Remove(waiting)
 		}
 	}()
+	refused := exitcode.New(exitcode.Refused, "no pool slot was free within %v: all %d are leased", timeout, limit)
 	for wait := 10 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
+		select {
+		case <-place.turn:
+		default: // tasks of this process that asked before wait for a slot: they get one first
+			if waiting == "" {
+				waiting = p.markWaiting(pid, start)
+			}
+			select {
+			case <-place.turn:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Until(deadline)):
+				return nil, refused
+			}
+		}
 		slot, err := p.r.Store.Pool().Lease(ctx, pid, start, false)
 		if err != nil {
 			return nil, err
@@ -325,6 +364,7 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 			}
 		}
 		if slot != nil {
+			place.leave() // the next in line tries while this slot is made ready
 			ok, err := cleaner{p}.ready(ctx, slot, commit)
 			switch {
 			case err != nil:
@@ -334,13 +374,14 @@ func (p *Pool) Acquire(ctx context.Context, commit string, limit int, timeout ti
 					cleaner{p}.handBack(ctx, slot)
 				}
 				return nil, ctx.Err()
-			case !ok:
-				continue // removed, or left for another: another
+			case !ok: // removed, or left for another: another, in line again
+				place = p.line.join()
+				continue
 			}
 			return &Lease{Slot: slot, commit: commit}, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, exitcode.New(exitcode.Refused, "no pool slot was free within %v: all %d are leased", timeout, limit)
+			return nil, refused
 		}
 		if waiting == "" {
 			waiting = p.markWaiting(pid, start)
@@ -434,9 +475,15 @@ func (p *Pool) TopUp() {
 // of an earlier batch with the same id), identity with -2, -3, ... added
 // to its name: env.Identity says which.
 func (p *Pool) KeepSlot(ctx context.Context, l *Lease, identity policy.Identity, reason string) (*state.Env, error) {
-	commit := l.Slot.PoolCommit
+	return p.keepSlot(ctx, l.Slot, identity, reason, map[string]string{"batch": "true"})
+}
+
+// keepSlot is KeepSlot of the slot s, leased by this process, with
+// metadata added to the env's.
+func (p *Pool) keepSlot(ctx context.Context, s *state.Slot, identity policy.Identity, reason string, metadata map[string]string) (*state.Env, error) {
+	commit := s.PoolCommit
 	if wts, err := p.r.Git.Worktrees(ctx); err == nil {
-		if wt, ok := gitx.FindWorktree(wts, l.Slot.Path); ok {
+		if wt, ok := gitx.FindWorktree(wts, s.Path); ok {
 			commit = wt.Head
 		}
 	}
@@ -446,8 +493,9 @@ func (p *Pool) KeepSlot(ctx context.Context, l *Lease, identity policy.Identity,
 			id.Name = fmt.Sprintf("%s-%d", identity.Name, n)
 		}
 		env := &state.Env{Identity: id.String(), Workflow: id.Workflow, Name: id.Name,
-			ModeAsked: string(policy.Worktree), Mode: string(policy.Worktree), Path: l.Slot.Path, StartCommit: commit,
-			Status: state.Preserved, Metadata: map[string]string{"preserved_reason": reason, "batch": "true"}}
+			ModeAsked: string(policy.Worktree), Mode: string(policy.Worktree), Path: s.Path, StartCommit: commit,
+			Status: state.Preserved, Metadata: map[string]string{"preserved_reason": reason}}
+		maps.Copy(env.Metadata, metadata)
 		err := p.r.Store.Create(ctx, env, "preserved", reason)
 		switch {
 		case errors.Is(err, state.ErrIdentityTaken) && n < maxKeptNames:
@@ -455,7 +503,7 @@ func (p *Pool) KeepSlot(ctx context.Context, l *Lease, identity policy.Identity,
 		case err != nil:
 			return nil, err
 		}
-		return env, p.r.Store.Pool().Drop(ctx, l.Slot.ID)
+		return env, p.r.Store.Pool().Drop(ctx, s.ID)
 	}
 }
 

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,7 +23,7 @@ import (
 type remover struct{ *Pool }
 
 // drainOwn is Drain of this repository's own pool.
-func (p remover) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Entry, error) {
+func (p remover) drainOwn(ctx context.Context, all, kill, force bool) (int, []trash.Entry, error) {
 	if _, err := p.Reclaim(ctx, nil); err != nil {
 		return 0, nil, err
 	}
@@ -35,7 +36,7 @@ func (p remover) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Ent
 		return 0, nil, err
 	}
 	defer lk.Unlock()
-	var idle, busy []string
+	var idle, busy, unkept []string
 	for _, s := range slots {
 		if !s.Leased() {
 			idle = append(idle, s.Path)
@@ -48,6 +49,13 @@ func (p remover) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Ent
 		if s.Leased() {
 			continue
 		}
+		warm := s.Warm != state.Warm{}
+		if nested, err := nestedIn(ctx, lk, s, warm); err != nil {
+			return n, kept, fmt.Errorf("cannot drain pool slot %s: %w", s.Path, err)
+		} else if len(nested) > 0 && !force {
+			unkept = append(unkept, nestedWords(nested)+" in "+s.Path)
+			continue
+		}
 		if procs := users[s.Path]; len(procs) > 0 && !kill {
 			busy = append(busy, s.Path+" by "+hostexec.Describe(procs))
 			continue
@@ -57,7 +65,6 @@ func (p remover) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Ent
 			}
 			p.r.Notef("pool slot %s: ended %s", s.Path, hostexec.Describe(procs))
 		}
-		warm := s.Warm != state.Warm{}
 		p.dropWarm(ctx, s, nil)
 		entry, err := p.removeIdle(ctx, lk, s, warm)
 		if entry != nil {
@@ -71,6 +78,10 @@ func (p remover) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Ent
 		}
 		n++
 	}
+	if len(unkept) > 0 {
+		return n, kept, exitcode.New(exitcode.Refused, "cannot drain %s: it holds what the trash cannot keep: %s; commit and push them, or move them out, or run `git apex pool drain --force` to delete them too",
+			words.Count(len(unkept), "slot"), strings.Join(unkept, "; "))
+	}
 	if len(busy) > 0 {
 		return n, kept, exitcode.New(exitcode.Refused, "cannot drain %s in use: %s; stop them, or run `git apex pool drain --kill`",
 			words.Count(len(busy), "slot"), strings.Join(busy, "; "))
@@ -83,9 +94,12 @@ func (p remover) drainOwn(ctx context.Context, all, kill bool) (int, []trash.Ent
 
 // removeIdle removes an idle slot's worktree. A release leaves it clean,
 // so what git finds changed in it was changed by hand: that is kept in
-// the trash first (keepChanged). A slot a warm container was made for
+// the trash first (keepChanged). A broken one is forgotten (forget). A slot a warm container was made for
 // holds nothing of the user's, and goes as it is.
 func (p remover) removeIdle(ctx context.Context, lk *gitx.Locked, s *state.Slot, warm bool) (*trash.Entry, error) {
+	if why := p.broken(s); why != "" {
+		return p.forget(ctx, lk, s, why)
+	}
 	var kept *trash.Entry
 	if !warm && hostpath.Exists(s.Path) {
 		var err error
@@ -154,6 +168,15 @@ func (p remover) trim(ctx context.Context) error {
 			continue
 		}
 		warm := taken.Warm != state.Warm{}
+		if nested, err := nestedIn(ctx, lk, taken, warm); err != nil || len(nested) > 0 {
+			// Kept in the pool: never deleted with what the trash cannot keep.
+			err = errors.Join(err, p.r.Store.Pool().Free(ctx, taken.ID, taken.PoolCommit))
+			if err != nil {
+				return err
+			}
+			p.r.Notef("pool slot %s is kept above [pool].max = %d: it holds %s, which the trash cannot keep", taken.Path, pol.Pool.Max, nestedWords(nested))
+			continue
+		}
 		p.dropWarm(ctx, taken, nil)
 		kept, err := p.removeIdle(ctx, lk, taken, warm)
 		if kept != nil {

@@ -41,8 +41,9 @@ import (
 
 // WarmUp is `pool warm`: it makes slots until the pool has size of them,
 // then warm containers until each engine has containers idle ones (each
-// -1: the policy's [pool] setting), and says what it made. Neither set
-// is a usage error.
+// -1: the policy's [pool] setting), and says what it made. With no size,
+// it still brings a pool above [pool].max down to it (trim), and says
+// how to have slots made. Neither set, nor [pool].max, is a usage error.
 func (p *Pool) WarmUp(ctx context.Context, size, containers int) error {
 	pol, err := p.r.Policy()
 	if err != nil {
@@ -54,18 +55,22 @@ func (p *Pool) WarmUp(ctx context.Context, size, containers int) error {
 	if containers < 0 {
 		containers = pol.Pool.Containers
 	}
-	if size == 0 && containers == 0 {
+	if size == 0 && containers == 0 && pol.Pool.Max == 0 {
 		return exitcode.New(exitcode.Usage, "no pool size: set [pool].size or [pool].containers in the policy, or pass --size N")
 	}
 	if size > pol.Pool.Max && pol.Pool.Max > 0 {
 		return exitcode.New(exitcode.Usage, "--size %d is more than [pool].max = %d, the most slots the pool holds: ask for fewer, or raise [pool].max in the policy", size, pol.Pool.Max)
 	}
-	if size > 0 {
-		slots, err := p.Warm(ctx, size)
+	if size > 0 || pol.Pool.Max > 0 {
+		slots, err := p.Warm(ctx, size) // size 0: trims, makes none
 		if err != nil {
 			return err
 		}
-		p.r.Notef("the pool has %s", words.Count(len(slots), "slot"))
+		if size == 0 && containers == 0 {
+			p.r.Notef("the pool has %s, at most [pool].max = %d; no [pool].size, so none was made: set it in the policy, or pass --size N, to have slots made", words.Count(len(slots), "slot"), pol.Pool.Max)
+		} else {
+			p.r.Notef("the pool has %s", words.Count(len(slots), "slot"))
+		}
 	}
 	if containers == 0 {
 		return nil
@@ -97,6 +102,11 @@ func (p *Pool) AcquireWarm(ctx context.Context, commit string, limit int, timeou
 				return nil, err
 			}
 			return p.Acquire(ctx, commit, limit, timeout)
+		}
+		if why := p.broken(slot); why != "" {
+			p.dropWarm(ctx, slot, engine)
+			p.discard(ctx, nil, slot, why)
+			continue
 		}
 		l := &Lease{Slot: slot, commit: commit, warm: slot.Warm, box: boxOf(slot)}
 		// The engine stays recorded, for reclaimDead should this process die.
@@ -285,6 +295,13 @@ func (w warmer) warmOn(ctx context.Context, pol *policy.Policy, name, commit str
 func (w warmer) warmOne(ctx context.Context, pol *policy.Policy, engine *sandbox.Engine, commit, spec string) error {
 	pid, start := hostexec.Self()
 	slot, err := w.r.Store.Pool().Lease(ctx, pid, start, false)
+	for ; slot != nil && err == nil; slot, err = w.r.Store.Pool().Lease(ctx, pid, start, false) {
+		why := w.broken(slot)
+		if why == "" {
+			break
+		}
+		w.discard(ctx, nil, slot, why)
+	}
 	if err != nil {
 		return err
 	}

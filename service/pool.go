@@ -48,6 +48,10 @@ func (s *Service) PoolWarm(ctx context.Context, r PoolWarmRequest) (*pool.Report
 type PoolDrainRequest struct {
 	All  bool // refuse (exit 3, naming them) while running processes still hold slots
 	Kill bool // end the processes working in an idle slot rather than keep it
+	// Force deletes an idle slot's untracked nested repositories with it,
+	// which the trash cannot keep; without it such a slot is refused.
+	// Only the command line sets it: the API and MCP never delete one.
+	Force bool
 }
 
 // PoolDrained says what a drain removed.
@@ -62,7 +66,7 @@ type PoolDrained struct {
 // comes back with its error too: a drain refused for the slots still
 // held, or for a clone it could not open, has removed the others.
 func (s *Service) PoolDrain(ctx context.Context, r PoolDrainRequest) (*PoolDrained, error) {
-	n, kept, err := pool.New(s.r).Drain(ctx, r.All, r.Kill)
+	n, kept, err := pool.New(s.r).Drain(ctx, r.All, r.Kill, r.Force)
 	if kept == nil {
 		kept = []trash.Entry{}
 	}

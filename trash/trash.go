@@ -432,6 +432,24 @@ func leftOut(ctx context.Context, lk *gitx.Locked, dir string, env []string) (En
 	return left, nil
 }
 
+// NestedRepos lists the untracked nested repositories (as dir/) of the
+// worktree at dir, as leftOut finds them: the trash cannot keep them
+// (git records only the commit one has checked out), so what would
+// delete one must not count on the trash to bring it back.
+func NestedRepos(ctx context.Context, lk *gitx.Locked, dir string) ([]string, error) {
+	untracked, err := lk.Run(ctx, dir, nil, "ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	var nested []string
+	for _, p := range strings.Split(untracked, "\x00") {
+		if strings.HasSuffix(p, "/") { // git lists a nested repository as a directory
+			nested = append(nested, p)
+		}
+	}
+	return nested, nil
+}
+
 // omitted are the paths of what leftOut found.
 func (e Entry) omitted() []string {
 	paths := slices.Clone(e.NotKept)

@@ -21,16 +21,11 @@ import (
 // creates each file, then writes it). It returns nil when every file there is the commit's own (or
 // missing). what gives Identity, Branch, Base and Mode too.
 func RecordUnfinished(ctx context.Context, lk *gitx.Locked, what Entry, now time.Time) (*Entry, error) {
-	tmp, err := os.CreateTemp(lk.CommonDir, "apex-trash-index-")
+	env, done, err := unfinishedIndex(ctx, lk, what)
 	if err != nil {
 		return nil, err
 	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	env := []string{"GIT_DIR=" + lk.CommonDir, "GIT_WORK_TREE=" + what.Path, "GIT_INDEX_FILE=" + tmp.Name()}
-	if _, err := lk.Run(ctx, what.Path, env, "read-tree", what.Head); err != nil {
-		return nil, err
-	}
+	defer done()
 	headTree, err := tree(ctx, lk, what.Path, env, "write-tree")
 	if err != nil {
 		return nil, err
@@ -57,6 +52,38 @@ func RecordUnfinished(ctx context.Context, lk *gitx.Locked, what Entry, now time
 	}
 	e.At, e.NotKept, e.TooBig, e.OverTotal = now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig, left.OverTotal
 	return keep(ctx, lk, e, headTree, workTree)
+}
+
+// UnkeptUnfinished lists what RecordUnfinished would leave out of the
+// directory what.Path, and a removal of it then delete unkept: its
+// untracked nested repositories (as dir/), and the files over MaxFile or
+// past MaxTotal. None: the trash keeps all of it but ignored files.
+func UnkeptUnfinished(ctx context.Context, lk *gitx.Locked, what Entry) ([]string, error) {
+	env, done, err := unfinishedIndex(ctx, lk, what)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	left, err := leftOut(ctx, lk, what.Path, env)
+	return left.omitted(), err
+}
+
+// unfinishedIndex is the environment git runs in to read the directory
+// what.Path for RecordUnfinished: the common dir, with an index of its
+// own read from what.Head; done removes that index.
+func unfinishedIndex(ctx context.Context, lk *gitx.Locked, what Entry) (env []string, done func(), err error) {
+	tmp, err := os.CreateTemp(lk.CommonDir, "apex-trash-index-")
+	if err != nil {
+		return nil, nil, err
+	}
+	tmp.Close()
+	done = func() { os.Remove(tmp.Name()) }
+	env = []string{"GIT_DIR=" + lk.CommonDir, "GIT_WORK_TREE=" + what.Path, "GIT_INDEX_FILE=" + tmp.Name()}
+	if _, err := lk.Run(ctx, what.Path, env, "read-tree", what.Head); err != nil {
+		done()
+		return nil, nil, err
+	}
+	return env, done, nil
 }
 
 // begun lists the files in dir that are empty where the commit head has

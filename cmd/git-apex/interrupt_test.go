@@ -18,18 +18,27 @@ import (
 // session and process group of its own, with the signals at their
 // defaults. Once N files match GLOB (within 2 minutes) it sends SIGNAL
 // (INT or TERM) to the whole group, as a key typed on the terminal does,
-// or, with -alone, to the group's git-apex process alone. It fails unless
-// the command then exits CODE (128+n when signal n ended it, as a shell
-// says). The command's output is the stdout and stderr to check after:
+// or, with -alone, to the group's git-apex process alone; with
+// -signalled FILE, it then makes FILE, for a process of the command that
+// waits until the signal was sent. It fails unless the command then
+// exits CODE (128+n when signal n ended it, as a shell says). The
+// command's output is the stdout and stderr to check after:
 //
 //	interrupt 130 INT $WORK/started-* 2 git apex batch -j 2 tasks.toml
 func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
-	alone := len(args) > 0 && args[0] == "-alone"
-	if alone {
-		args = args[1:]
+	alone, signalled := false, ""
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		switch {
+		case args[0] == "-alone":
+			alone, args = true, args[1:]
+		case args[0] == "-signalled" && len(args) > 1:
+			signalled, args = ts.MkAbs(args[1]), args[2:]
+		default:
+			ts.Fatalf("interrupt: unknown option %s", args[0])
+		}
 	}
 	if neg || len(args) < 5 {
-		ts.Fatalf("usage: interrupt [-alone] CODE INT|TERM GLOB N command [args...]")
+		ts.Fatalf("usage: interrupt [-alone] [-signalled FILE] CODE INT|TERM GLOB N command [args...]")
 	}
 	want, err := strconv.Atoi(args[0])
 	ts.Check(err)
@@ -69,6 +78,9 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Check(syscall.Kill(target, sig))
+	if signalled != "" {
+		ts.Check(os.WriteFile(signalled, nil, 0o644))
+	}
 	select {
 	case <-done:
 	case <-time.After(2 * time.Minute):

@@ -80,13 +80,14 @@ func poolCommand() *cli.Command {
 			{
 				Name:  "drain",
 				Usage: "remove the idle slots; with --all, refuse while running processes hold others",
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "empty the pool: exit 3 naming the slots running processes still hold"}, cmdline.KillFlag},
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "empty the pool: exit 3 naming the slots running processes still hold"}, cmdline.KillFlag,
+					&cli.BoolFlag{Name: "force", Usage: "delete the untracked nested repositories made in idle slots too, which the trash cannot keep (without it, exit 3 naming them)"}},
 				Action: func(c *cli.Context) error {
 					if err := noArgs(c); err != nil {
 						return err
 					}
 					return withService(c, func(s *service.Service) error {
-						drained, err := s.PoolDrain(c.Context, service.PoolDrainRequest{All: c.Bool("all"), Kill: c.Bool("kill")})
+						drained, err := s.PoolDrain(c.Context, service.PoolDrainRequest{All: c.Bool("all"), Kill: c.Bool("kill"), Force: c.Bool("force")})
 						note(c, "removed %s", words.Count(drained.Removed, "idle slot"))
 						for _, e := range drained.Trash {
 							note(c, "%s", cmdline.TrashNote(&e, e.Path))
