@@ -48,10 +48,21 @@ func (r *Repo) worktreeGitDir(dir string) (string, error) {
 		gitDir = filepath.Join(dir, gitDir)
 	}
 	gitDir = filepath.Clean(gitDir)
-	if filepath.Dir(gitDir) != filepath.Join(r.CommonDir, "worktrees") {
+	if !sameDir(filepath.Dir(gitDir), filepath.Join(r.CommonDir, "worktrees")) {
 		return "", fmt.Errorf("%s/.git names %s, not a worktree of %s", dir, gitDir, r.CommonDir)
 	}
 	return gitDir, nil
+}
+
+// sameDir reports whether a and b name the same directory, through
+// symbolic links too (a repository opened by a linked path).
+func sameDir(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
 }
 
 // extraState lists the entries of a linked worktree's git directory
