@@ -57,16 +57,30 @@ var ErrSubmodules = errors.New("the commit has submodules, which a container may
 // on a detached HEAD moves HEAD there too), plus one for submodules when
 // there are any. When contained (a container wrote there), nested
 // repositories go too, and submodules are not entered: it returns
-// ErrSubmodules when commit has any.
+// ErrSubmodules when commit has any. dir must be a linked worktree: its
+// own git state goes too (see WorktreeState): the operation in progress,
+// its per-worktree refs and reflogs, its sparse checkout, and the
+// skip-worktree and assume-unchanged flags of its index (which is then
+// rebuilt from commit).
 func (r *Repo) ResetClean(ctx context.Context, dir, commit string, contained bool) error {
 	clean := "-fdxq"
 	if contained {
 		clean = "-ffdxq"
 	}
+	gitDir, err := r.worktreeGitDir(dir)
+	if err != nil {
+		return err
+	}
+	if err := r.clearWorktreeState(ctx, dir, gitDir); err != nil {
+		return err
+	}
 	for _, args := range [][]string{{"reset", "--quiet", "--hard", commit}, {"clean", clean}} {
 		if _, err := r.runIn(ctx, dir, append(noHooks, args...)...); err != nil {
 			return err
 		}
+	}
+	if err := removeExtraState(gitDir); err != nil { // the reset's ORIG_HEAD and reflog
+		return err
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".gitmodules")); err != nil {
 		return nil
@@ -74,7 +88,7 @@ func (r *Repo) ResetClean(ctx context.Context, dir, commit string, contained boo
 	if contained {
 		return ErrSubmodules
 	}
-	_, err := r.runIn(ctx, dir, append(noHooks, "submodule", "--quiet", "foreach", "--recursive", "git reset --quiet --hard && git clean -fdxq")...)
+	_, err = r.runIn(ctx, dir, append(noHooks, "submodule", "--quiet", "foreach", "--recursive", "git reset --quiet --hard && git clean -fdxq")...)
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/git-apex/git-apex/gitx"
@@ -36,8 +37,12 @@ import (
 //   - a dead holder's slot is reclaimed by one process: the lease passes
 //     to it in one write transaction of the state database, whose check
 //     that the dead holder still holds it is inside it (see Reclaim);
+//   - a slot's reset clears its own git state too (gitx.ResetClean):
+//     what a task leaves in its worktree's git directory (an operation in
+//     progress, per-worktree refs, a sparse checkout, index flags), which
+//     git reset and git clean keep and git status does not show;
 //   - an acquire, and Take, check that an idle slot is clean at its
-//     commit (git status, ignored files too). One that is not was changed
+//     commit (git status, ignored files too, and that git state). One that is not was changed
 //     after its release: what is changed is kept in the trash. When the
 //     pass found leftovers there (which it ends), they explain it, and
 //     an acquire resets the slot and checks it again (see ready); when
@@ -266,8 +271,11 @@ func finishing(ctx context.Context) (context.Context, func()) {
 }
 
 // dirt says what git status finds in a slot, ignored files included
-// ("1 modified, 1 untracked, 1 ignored"), or a HEAD that is not at the
-// commit at, where the slot should be (a commit made there by hand);
+// ("1 modified, 1 untracked, 1 ignored"), and the git state of the slot's
+// own git directory a status does not show (gitx.WorktreeState: an
+// operation in progress, per-worktree refs, a sparse checkout,
+// skip-worktree or assume-unchanged entries), or a HEAD that is not at
+// the commit at, where the slot should be (a commit made there by hand);
 // "" when it is clean at at. The slot is trusted as little as a
 // container's (gitx.StatusOptions.Contained).
 func (c cleaner) dirt(ctx context.Context, s *state.Slot, at string) (string, error) {
@@ -277,14 +285,24 @@ func (c cleaner) dirt(ctx context.Context, s *state.Slot, at string) (string, er
 		return "", err
 	case st.Head != "" && st.Head != at:
 		return fmt.Sprintf("HEAD at %.12s, not at the slot's commit %.12s", st.Head, at), nil
-	case st.Dirty() && st.Ignored > 0:
-		return fmt.Sprintf("%s, %d ignored", st.Changes, st.Ignored), nil
-	case st.Ignored > 0:
-		return fmt.Sprintf("%d ignored", st.Ignored), nil
-	case st.Dirty():
-		return st.Changes.String(), nil
 	}
-	return "", nil
+	var found []string
+	switch {
+	case st.Dirty() && st.Ignored > 0:
+		found = append(found, fmt.Sprintf("%s, %d ignored", st.Changes, st.Ignored))
+	case st.Ignored > 0:
+		found = append(found, fmt.Sprintf("%d ignored", st.Ignored))
+	case st.Dirty():
+		found = append(found, st.Changes.String())
+	}
+	gitState, err := c.r.Git.WorktreeState(ctx, s.Path)
+	if err != nil {
+		return "", err
+	}
+	if gitState != "" {
+		found = append(found, gitState)
+	}
+	return strings.Join(found, "; "), nil
 }
 
 // cleanUp is ready's reset of a slot that is not clean, and the check
