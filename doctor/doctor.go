@@ -22,6 +22,7 @@ import (
 	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/state"
+	"github.com/git-apex/git-apex/sweep"
 	"github.com/git-apex/git-apex/trap"
 )
 
@@ -152,6 +153,8 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	root := pol.EnvRoot(d.r.Git.MainRoot(), d.r.Git.Name)
 	for _, wt := range worktrees[1:] {
 		switch {
+		case wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)] && !sweep.ApexMade(d.r, pol, envs, wt.Path):
+			add("worktree "+wt.Path, "suggestion", "%s", sweep.ForeignGoneHint)
 		case wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)]: // an env's own is repaired with it
 			add("worktree "+wt.Path, pick(fix, "fixed", "problem"), "git still registers this deleted worktree; %s",
 				pick(fix, "pruned", "`git apex doctor --fix` prunes it"))
@@ -160,10 +163,11 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		}
 	}
 	if fix {
-		// Registrations of deleted worktrees no env owns, locked ones
-		// excepted: an env's missing one waits for its repair.
+		// Registrations of deleted worktrees git-apex made and no live env
+		// owns, locked ones excepted: an env's missing one waits for its
+		// repair, and the user's own may have been moved (sweep.ApexMade).
 		for _, wt := range worktrees[1:] {
-			if wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)] {
+			if wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)] && sweep.ApexMade(d.r, pol, envs, wt.Path) {
 				if err := lk.RemoveWorktree(ctx, wt.Path); err != nil {
 					return nil, err
 				}

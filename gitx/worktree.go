@@ -222,13 +222,6 @@ func (l *Locked) DeleteBranchAt(ctx context.Context, branch, commit string) erro
 	return err
 }
 
-// Prune removes git's registrations of worktrees whose directory is gone
-// (locked ones excepted, as git does).
-func (l *Locked) Prune(ctx context.Context) error {
-	_, err := l.runIn(ctx, l.CommonDir, "worktree", "prune")
-	return err
-}
-
 // SetRef points ref at commit if it still points at old ("" when it must
 // not exist yet), as seen from the working tree at dir (HEAD there is
 // that worktree's own); it never follows a symbolic ref.
@@ -284,7 +277,17 @@ func (l *Locked) DropWorktree(ctx context.Context, path string) error {
 	if err := os.RemoveAll(path); err != nil {
 		return err
 	}
-	return l.Prune(ctx)
+	// Its registration only: `git worktree prune` would also drop the
+	// registration of a worktree the user moved by hand, and its index.
+	list, err := l.Worktrees(ctx)
+	if err != nil {
+		return err
+	}
+	if _, registered := FindWorktree(list, path); !registered {
+		return nil
+	}
+	_, err = l.runIn(ctx, l.CommonDir, "worktree", "remove", "--force", "--force", path)
+	return err
 }
 
 // ForgetWorktree removes what is left at path of a worktree that git no

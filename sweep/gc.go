@@ -11,6 +11,7 @@ import (
 	"github.com/git-apex/git-apex/heal"
 	"github.com/git-apex/git-apex/hostpath"
 	"github.com/git-apex/git-apex/policy"
+	"github.com/git-apex/git-apex/pool"
 	"github.com/git-apex/git-apex/repo"
 	"github.com/git-apex/git-apex/sandbox"
 	"github.com/git-apex/git-apex/state"
@@ -121,7 +122,8 @@ func sweepReport(it Item, dryRun bool) GCItem {
 
 // orphans finds worktrees under the env root that git-apex does not know
 // (adopted with Force when their directory is a valid identity), and git
-// registrations whose directory is gone (pruned). Locked worktrees are
+// registrations whose directory is gone (pruned when git-apex made them,
+// ApexMade; kept otherwise). Locked worktrees are
 // reported with their reason and never touched.
 func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptions) ([]GCItem, error) {
 	lk, err := sw.r.Lock(ctx)
@@ -146,13 +148,15 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 	}
 	root := pol.EnvRoot(sw.r.Git.MainRoot(), sw.r.Git.Name)
 	var items []GCItem
-	prunable := false
+	var prunable []string
 	for _, wt := range worktrees[1:] {
 		switch {
 		case wt.Prunable && wt.Locked:
 			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "directory gone, but locked: " + heal.LockReason(wt)})
+		case wt.Prunable && !ApexMade(sw.r, pol, envs, wt.Path):
+			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: ForeignGoneHint})
 		case wt.Prunable:
-			prunable = true
+			prunable = append(prunable, wt.Path)
 			action := "pruned"
 			if opts.DryRun {
 				action = "would prune"
@@ -165,12 +169,32 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 			items = append(items, sw.Adopt(ctx, wt, worktrees[0].Branch, opts))
 		}
 	}
-	if prunable && !opts.DryRun {
-		if err := lk.Prune(ctx); err != nil {
+	if len(prunable) > 0 && !opts.DryRun {
+		if err := removeRegistrations(ctx, lk, prunable); err != nil {
 			return nil, err
 		}
 	}
 	return append(items, sw.orphanContainers(ctx, envs, opts)...), nil
+}
+
+// removeRegistrations drops git's registrations of the deleted worktrees
+// at paths that are still registered (healing an env may have dropped its
+// own already), one by one: never `git worktree prune`, which would drop
+// the user's too.
+func removeRegistrations(ctx context.Context, lk *gitx.Locked, paths []string) error {
+	current, err := lk.Worktrees(ctx)
+	if err != nil {
+		return err
+	}
+	for _, path := range paths {
+		if _, registered := gitx.FindWorktree(current, path); !registered {
+			continue
+		}
+		if err := lk.RemoveWorktree(ctx, path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // orphanContainers finds this repository's labelled containers that no
@@ -266,4 +290,25 @@ func (sw *Sweeper) Adopt(ctx context.Context, wt gitx.Worktree, base string, opt
 	}
 	item.Action, item.Identity, item.Reason = "adopted", id.String(), "a worktree git-apex did not know, now recorded"
 	return item
+}
+
+// ForeignGoneHint is what gc and doctor say of a registration whose
+// directory is gone but which git-apex did not make: it is left to the
+// user, since the directory may have been moved (git-apex never prunes it).
+const ForeignGoneHint = "git registers this worktree, whose directory is gone, and git-apex did not make it, so it is left alone: " +
+	"if you moved it, run `git worktree repair <its new path>` to keep its index; if you deleted it, `git worktree prune` drops the registration"
+
+// ApexMade reports whether the worktree registered at path is one
+// git-apex made: an env's (whatever its status), or one under the env
+// root or the pool's directory. Only those do gc and doctor ever prune:
+// a worktree the user added by hand may have been moved, and pruning its
+// registration would lose its index (git itself prunes only when asked).
+func ApexMade(r *repo.Repo, pol *policy.Policy, envs []*state.Env, path string) bool {
+	for _, e := range envs {
+		if e.Path != "" && hostpath.RealPath(e.Path) == hostpath.RealPath(path) {
+			return true
+		}
+	}
+	return hostpath.Within(path, pol.EnvRoot(r.Git.MainRoot(), r.Git.Name)) ||
+		hostpath.Within(path, pool.New(r).Dir())
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/git-apex/git-apex/api"
 	"github.com/git-apex/git-apex/cmdline"
 	"github.com/git-apex/git-apex/gitx"
+	"github.com/git-apex/git-apex/hostexec"
 	"github.com/git-apex/git-apex/mcptools"
 )
 
@@ -19,6 +20,7 @@ import (
 // command would otherwise pay to start. git-apex runs it for serve and mcp.
 
 func serveAction(c *cli.Context) error {
+	hostexec.DieWithGit()
 	if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 		return err
 	}
@@ -40,6 +42,7 @@ func serveAction(c *cli.Context) error {
 }
 
 func mcpAction(c *cli.Context) error {
+	hostexec.DieWithGit()
 	if _, err := cmdline.Positional(c, 0, 0, "no arguments"); err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func gcCommand() *cli.Command {
 			"environment's branch is deleted when [worktree].delete_merged_branches. Inactive means no commit and no " +
 			"git-apex use for the duration. --orphans lists worktrees under the environment root that git-apex does not " +
 			"know (--force adopts them), marks environments whose worktree is gone destroyed, and prunes git's " +
-			"registrations of deleted worktrees. Locked worktrees are kept, with their reason.",
+			"registrations of deleted worktrees it made (never one the user added by hand: it may have been moved). Locked worktrees are kept, with their reason.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "merged", Usage: "remove environments whose branch is merged into its base"},
 			&cli.StringFlag{Name: "older-than", Usage: "remove environments inactive for longer than `DURATION` (30m, 12h, 7d, 2w)"},
