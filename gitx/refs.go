@@ -59,10 +59,11 @@ func (r *Repo) Commit(ctx context.Context, rev string) (string, error) {
 }
 
 // Unheld counts the commits reachable from rev that no local branch (other
-// than except, a short branch name, when set) and no remote-tracking
-// branch holds: the work that would be lost if rev went away.
-func (r *Repo) Unheld(ctx context.Context, rev, except string) (int, error) {
-	args := []string{"rev-list", "--count", rev, "--not"}
+// than except, a short branch name, when set), no remote-tracking branch
+// and none of the commits reached holds: the work that would be lost if
+// rev went away.
+func (r *Repo) Unheld(ctx context.Context, rev, except string, reached ...string) (int, error) {
+	args := append([]string{"rev-list", "--count", rev, "--not"}, reached...)
 	if except != "" {
 		// Before --branches, git matches --exclude without "refs/heads/".
 		args = append(args, "--exclude="+except)

@@ -196,23 +196,15 @@ func unheld(ctx context.Context, lk *gitx.Locked, what Entry, opts Options) (int
 	if err != nil {
 		return 0, nil // no commit checked out (an unborn HEAD): none to keep
 	}
-	args := []string{"rev-list", "--count", head, "--not"}
+	var reached []string
 	if opts.Made != "" {
-		args = append(args, opts.Made)
+		reached = append(reached, opts.Made)
 	}
-	if opts.DeletesBranch && what.Branch != "" {
-		// Before --branches, git matches --exclude without "refs/heads/".
-		args = append(args, "--exclude="+what.Branch)
+	except := ""
+	if opts.DeletesBranch {
+		except = what.Branch
 	}
-	out, err := lk.Run(ctx, lk.CommonDir, nil, append(args, "--branches", "--remotes")...)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(out))
-	if err != nil {
-		return 0, fmt.Errorf("cannot read git rev-list --count output %q", out)
-	}
-	return n, nil
+	return lk.Unheld(ctx, head, except, reached...)
 }
 
 // record is Record once a status found the worktree dirty, keepIgnored
