@@ -153,7 +153,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 	root := pol.EnvRoot(d.r.Git.MainRoot(), d.r.Git.Name)
 	for _, wt := range worktrees[1:] {
 		switch {
-		case wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)] && !sweep.ApexMade(d.r, pol, envs, wt.Path):
+		case wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)] && !sweep.ApexMade(d.r, envs, wt.Path):
 			add("worktree "+wt.Path, "suggestion", "%s", sweep.ForeignGoneHint)
 		case wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)]: // an env's own is repaired with it
 			add("worktree "+wt.Path, pick(fix, "fixed", "problem"), "git still registers this deleted worktree; %s",
@@ -167,7 +167,7 @@ func (d *Doctor) Run(ctx context.Context, fix bool) ([]Finding, error) {
 		// owns, locked ones excepted: an env's missing one waits for its
 		// repair, and the user's own may have been moved (sweep.ApexMade).
 		for _, wt := range worktrees[1:] {
-			if wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)] && sweep.ApexMade(d.r, pol, envs, wt.Path) {
+			if wt.Prunable && !wt.Locked && !known[hostpath.RealPath(wt.Path)] && sweep.ApexMade(d.r, envs, wt.Path) {
 				if err := lk.RemoveWorktree(ctx, wt.Path); err != nil {
 					return nil, err
 				}

@@ -153,7 +153,7 @@ func (sw *Sweeper) orphans(ctx context.Context, pol *policy.Policy, opts GCOptio
 		switch {
 		case wt.Prunable && wt.Locked:
 			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: "directory gone, but locked: " + heal.LockReason(wt)})
-		case wt.Prunable && !ApexMade(sw.r, pol, envs, wt.Path):
+		case wt.Prunable && !ApexMade(sw.r, envs, wt.Path):
 			items = append(items, GCItem{Action: "kept", Path: wt.Path, Reason: ForeignGoneHint})
 		case wt.Prunable:
 			prunable = append(prunable, wt.Path)
@@ -299,16 +299,17 @@ const ForeignGoneHint = "git registers this worktree, whose directory is gone, a
 	"if you moved it, run `git worktree repair <its new path>` to keep its index; if you deleted it, `git worktree prune` drops the registration"
 
 // ApexMade reports whether the worktree registered at path is one
-// git-apex made: an env's (whatever its status), or one under the env
-// root or the pool's directory. Only those do gc and doctor ever prune:
-// a worktree the user added by hand may have been moved, and pruning its
-// registration would lose its index (git itself prunes only when asked).
-func ApexMade(r *repo.Repo, pol *policy.Policy, envs []*state.Env, path string) bool {
+// git-apex made: an env's, or one in the pool's directory. Only those do
+// gc and doctor ever prune: a worktree the user added by hand may have
+// been moved, and pruning its registration would lose its index (git
+// itself prunes only when asked). A worktree under the env root that no
+// env names is not taken for git-apex's: the user may have added it
+// there by hand; one a start cut short left is its intent's, for doctor.
+func ApexMade(r *repo.Repo, envs []*state.Env, path string) bool {
 	for _, e := range envs {
 		if e.Path != "" && hostpath.RealPath(e.Path) == hostpath.RealPath(path) {
 			return true
 		}
 	}
-	return hostpath.Within(path, pol.EnvRoot(r.Git.MainRoot(), r.Git.Name)) ||
-		hostpath.Within(path, pool.New(r).Dir())
+	return hostpath.Within(path, pool.New(r).Dir())
 }

@@ -429,7 +429,9 @@ func leftOut(ctx context.Context, lk *gitx.Locked, dir string, env []string) (En
 // (git records only the commit one has checked out), so what would
 // delete one must not count on the trash to bring it back.
 func NestedRepos(ctx context.Context, lk *gitx.Locked, dir string) ([]string, error) {
-	untracked, err := lk.Run(ctx, dir, nil, "ls-files", "-z", "--others", "--exclude-standard")
+	// No --exclude-standard: a nested repository inside an ignored
+	// directory (vendor/lib/ under an ignored vendor/) is one too.
+	untracked, err := lk.Run(ctx, dir, nil, "ls-files", "-z", "--others")
 	if err != nil {
 		return nil, err
 	}
