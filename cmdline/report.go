@@ -222,6 +222,8 @@ func TrashRows(entries []trash.Entry) [][]string {
 func RestoreNotes(res *service.Restored) []string {
 	notes := []string{"restored " + res.Env.Identity + ": " + Describe(res.Env)}
 	switch {
+	case res.BranchRecreated && res.Env.Branch == "" && res.From.Tip != "":
+		notes = append(notes, fmt.Sprintf("made branch %s again at %.12s, its tip; HEAD is back at %.12s, detached off it, as it was", res.From.Branch, res.From.Tip, res.From.Head))
 	case res.BranchRecreated && res.Env.Branch == res.From.Branch:
 		notes = append(notes, fmt.Sprintf("made branch %s again at %.12s", res.Env.Branch, res.From.Head))
 	case res.BranchRecreated:

@@ -27,7 +27,7 @@ type Intent struct {
 	Path      string `json:"path"`
 	Branch    string `json:"branch,omitempty"`
 	NewBranch bool   `json:"new_branch,omitempty"` // start, restore: the branch is made by it, at Start
-	Start     string `json:"start,omitempty"`      // start: the commit it starts from; restore: the entry's head
+	Start     string `json:"start,omitempty"`      // start: the commit it starts from; restore: the commit it makes Branch at
 	// Trash is, on a restore, the ref of the trash entry it puts back.
 	Trash string `json:"trash,omitempty"`
 	Base  string `json:"base,omitempty"` // start: the env's base branch

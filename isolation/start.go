@@ -138,6 +138,9 @@ func (m *Manager) startLocked(ctx context.Context, p *plan) (*StartResult, error
 	}
 	recreate := false
 	if env != nil {
+		if err := refuseUnfound(m.r, env, worktrees); err != nil {
+			return nil, err
+		}
 		if _, _, err := heal.One(ctx, m.r, lk, env, worktrees); err != nil {
 			return nil, err
 		}
@@ -550,4 +553,23 @@ func (m *Manager) create(ctx context.Context, lk *gitx.Locked, p *plan, t target
 		}
 	}
 	return &StartResult{Env: env, Pooled: got.pooled}, nil
+}
+
+// refuseUnfound refuses (exit 3) to start an identity again whose
+// worktree directory is gone while git still registers it, when it is
+// not found where heal.FindMoved looks: it may have been moved with plain
+// mv anywhere, and dropping the registration would lose its index (what
+// was staged) and leave the moved directory's .git file naming the new
+// worktree's. The env stays, shown missing; the user repairs it or
+// removes it.
+func refuseUnfound(r *repo.Repo, env *state.Env, worktrees []gitx.Worktree) error {
+	d := heal.Diagnose(r, env, worktrees)
+	if d.Kind != heal.Gone || !d.Found {
+		return nil
+	}
+	if _, ok := heal.FindMoved(r.Git, env.Path); ok {
+		return nil
+	}
+	return exitcode.New(exitcode.Refused, "refusing to start %s again: %s, with its index (what was staged); %s",
+		env.Identity, d.Describe(env), heal.MissingHint(env))
 }

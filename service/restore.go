@@ -114,7 +114,7 @@ func (s *Service) restoreBegin(ctx context.Context, identity, branch string) (tr
 	if branch == "" {
 		branch = e.Branch
 	}
-	in := &intent.Intent{Op: "restore", Identity: identity, Branch: branch, Start: e.Head, Trash: e.Ref}
+	in := &intent.Intent{Op: "restore", Identity: identity, Branch: branch, Start: tipOf(e, branch), Trash: e.Ref}
 	if branch != "" {
 		worktrees, err := lk.Worktrees(ctx)
 		if err != nil {
@@ -130,7 +130,7 @@ func (s *Service) restoreBegin(ctx context.Context, identity, branch string) (tr
 		if err != nil {
 			return e, nil, err
 		}
-		if r, ok := refs["refs/heads/"+branch]; ok && r.Hash != e.Head {
+		if r, ok := refs["refs/heads/"+branch]; ok && r.Hash != tipOf(e, branch) {
 			return e, nil, movedBranch(identity, branch, r.Hash, e)
 		}
 		in.NewBranch = len(refs) == 0
@@ -139,7 +139,7 @@ func (s *Service) restoreBegin(ctx context.Context, identity, branch string) (tr
 		return e, nil, err
 	}
 	if in.NewBranch {
-		if err := lk.SetRef(ctx, lk.CommonDir, "refs/heads/"+branch, e.Head, ""); err != nil {
+		if err := lk.SetRef(ctx, lk.CommonDir, "refs/heads/"+branch, tipOf(e, branch), ""); err != nil {
 			in.Done()
 			return e, nil, err
 		}
@@ -147,13 +147,24 @@ func (s *Service) restoreBegin(ctx context.Context, identity, branch string) (tr
 	return e, in, nil
 }
 
+// tipOf is the commit a restore of e makes branch again at: the tip
+// e's own branch had, HEAD detached off it by hand or not; e.Head for
+// another branch.
+func tipOf(e trash.Entry, branch string) string {
+	if branch == e.Branch {
+		return e.BranchTip()
+	}
+	return e.Head
+}
+
 // movedBranch is the refusal of a restore of identity onto branch, which
 // is at tip, not at the head the entry e recorded.
 func movedBranch(identity, branch, tip string, e trash.Entry) error {
+	want := tipOf(e, branch)
 	return exitcode.New(exitcode.Refused, "cannot restore %s onto branch %s: it is at %.12s, not at %.12s where the work was discarded (%s), "+
 		"and the work put back on it would show the change of the branch since as undone; the entry stays in the trash. "+
 		"Restore it onto a new branch at %.12s with `git apex restore --branch <new-branch> %s`, or move %s back with `git branch -f %s %.12s` (commits only %.12s holds are then held by its reflog alone)",
-		identity, branch, tip, e.Head, e.At.Format(time.RFC3339), e.Head, identity, branch, branch, e.Head, tip)
+		identity, branch, tip, want, e.At.Format(time.RFC3339), e.Head, identity, branch, branch, want, tip)
 }
 
 // restoreCutShort reports whether a restore of identity was cut short:
@@ -173,7 +184,11 @@ func (s *Service) restoreCutShort(identity string) bool {
 // recorded.
 func (s *Service) restoreEnv(ctx context.Context, id policy.Identity, e trash.Entry, in *intent.Intent) (*Restored, error) {
 	req := isolation.StartRequest{Identity: id, Branch: in.Branch, Detach: in.Branch == "", NoAdopt: true}
-	if in.Branch == "" {
+	if in.Branch != "" && tipOf(e, in.Branch) != e.Head {
+		// HEAD was detached off the branch by hand: back detached, as it was.
+		req.Branch, req.Detach = "", true
+	}
+	if req.Detach {
 		req.From = e.Head
 	}
 	var err error

@@ -41,7 +41,7 @@ type Entry struct {
 	At       time.Time `json:"discarded_at"`
 	Branch   string    `json:"branch,omitempty"`
 	Base     string    `json:"base,omitempty"`
-	Head     string    `json:"head"` // the commit checked out: the branch's tip then
+	Head     string    `json:"head"` // the commit checked out: the branch's tip then, unless Tip is set
 	Mode     string    `json:"mode"`
 	Path     string    `json:"path"`
 	Files    int       `json:"files"` // paths that differ from Head, staged or not
@@ -50,6 +50,10 @@ type Entry struct {
 	// held: a detached HEAD's own, or those of a deleted branch. The
 	// entry's commit, whose first parent is Head, keeps them reachable.
 	Commits int `json:"commits,omitempty"`
+	// Tip is the commit Branch was at when HEAD was not (detached by hand
+	// off it): a restore makes the branch again there, and checks Head out
+	// detached. "" when HEAD was on the branch's tip.
+	Tip string `json:"tip,omitempty"`
 	// NotKept are the untracked nested repositories (as dir/) that the
 	// discard deleted without keeping them (see workingTree); only in the
 	// result of the discard that made the entry.
@@ -123,6 +127,7 @@ const (
 	keyPath     = "Apex-Path"
 	keyFiles    = "Apex-Files"
 	keyCommits  = "Apex-Commits"
+	keyTip      = "Apex-Tip"
 )
 
 // committer is who the entries' commits are by: the user's identity may
@@ -207,6 +212,30 @@ func unheld(ctx context.Context, lk *gitx.Locked, what Entry, opts Options) (int
 	return lk.Unheld(ctx, head, except, reached...)
 }
 
+// detachedTip is the commit branch is at when it is not head (HEAD
+// detached off it by hand); "" when it is, or there is no such branch.
+func detachedTip(ctx context.Context, lk *gitx.Locked, branch, head string) (string, error) {
+	if branch == "" {
+		return "", nil
+	}
+	refs, err := lk.Refs(ctx, "refs/heads/"+branch)
+	if err != nil {
+		return "", err
+	}
+	if ref, ok := refs["refs/heads/"+branch]; ok && ref.Hash != head {
+		return ref.Hash, nil
+	}
+	return "", nil
+}
+
+// BranchTip is the commit a restore makes the entry's branch again at.
+func (e Entry) BranchTip() string {
+	if e.Tip != "" {
+		return e.Tip
+	}
+	return e.Head
+}
+
 // record is Record once a status found the worktree dirty, keepIgnored
 // asks to look for ignored files to keep, or HEAD holds commits that
 // nothing else does (commits counts them).
@@ -238,6 +267,9 @@ func record(ctx context.Context, lk *gitx.Locked, what Entry, keepIgnored []stri
 		return nil, err
 	}
 	e := what
+	if e.Tip, err = detachedTip(ctx, lk, what.Branch, head); err != nil {
+		return nil, err
+	}
 	e.Path, e.Head, e.Files, e.Commits, e.At, e.NotKept, e.TooBig = dir, head, files, commits, now.UTC().Truncate(time.Millisecond), left.NotKept, left.TooBig
 	e.IgnoredNotKept, e.OverTotal = left.IgnoredNotKept, left.OverTotal
 	return keep(ctx, lk, e, indexTree, workTree)
@@ -510,8 +542,8 @@ func changedPaths(ctx context.Context, lk *gitx.Locked, head string, trees ...st
 
 // message is an entry's commit message.
 func message(e Entry) string {
-	return fmt.Sprintf("git-apex trash: %s\n\nUncommitted work of %s at %s, kept when it was discarded.\n\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %d\n%s: %d\n",
-		e.Identity, e.Identity, e.Path, keyIdentity, e.Identity, keyBranch, e.Branch, keyBase, e.Base, keyMode, e.Mode, keyPath, e.Path, keyFiles, e.Files, keyCommits, e.Commits)
+	return fmt.Sprintf("git-apex trash: %s\n\nUncommitted work of %s at %s, kept when it was discarded.\n\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %s\n%s: %d\n%s: %d\n%s: %s\n",
+		e.Identity, e.Identity, e.Path, keyIdentity, e.Identity, keyBranch, e.Branch, keyBase, e.Base, keyMode, e.Mode, keyPath, e.Path, keyFiles, e.Files, keyCommits, e.Commits, keyTip, e.Tip)
 }
 
 // List is the entries of identity ("": of every identity), newest first.
@@ -570,6 +602,8 @@ func parse(rec string) (Entry, bool) {
 			e.Files, _ = strconv.Atoi(value)
 		case keyCommits:
 			e.Commits, _ = strconv.Atoi(value)
+		case keyTip:
+			e.Tip = value
 		}
 	}
 	return e, e.Identity == rest[:slash]
