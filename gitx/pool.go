@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // AddDetached adds a worktree at path with commit checked out detached,
@@ -71,6 +72,11 @@ func (r *Repo) ResetClean(ctx context.Context, dir, commit string, contained boo
 	if err != nil {
 		return err
 	}
+	if !contained { // a container's .git files are not followed
+		if err := r.unsetSubmodules(ctx, dir, gitDir); err != nil {
+			return err
+		}
+	}
 	if err := r.clearWorktreeState(ctx, dir, gitDir); err != nil {
 		return err
 	}
@@ -90,6 +96,50 @@ func (r *Repo) ResetClean(ctx context.Context, dir, commit string, contained boo
 	}
 	_, err = r.runIn(ctx, dir, append(noHooks, "submodule", "--quiet", "foreach", "--recursive", "git reset --quiet --hard && git clean -fdxq")...)
 	return err
+}
+
+// unsetSubmodules empties the working tree of each submodule of the
+// linked worktree at dir whose git directory lies in the worktree's own
+// git directory gitDir (modules/, where `git submodule update --init`
+// in a linked worktree puts it): clearWorktreeState removes modules/,
+// which would leave the submodule's .git file naming nothing. The
+// submodule is then as a fresh checkout leaves it: an empty directory,
+// not set up. A submodule whose .git names anything else is left to the
+// submodule step of ResetClean.
+func (r *Repo) unsetSubmodules(ctx context.Context, dir, gitDir string) error {
+	modules := filepath.Join(gitDir, "modules")
+	if _, err := os.Stat(modules); err != nil {
+		return nil
+	}
+	out, err := r.runIn(ctx, dir, "ls-files", "--stage", "-z")
+	if err != nil {
+		return err
+	}
+	for _, entry := range strings.Split(out, "\x00") {
+		meta, path, ok := strings.Cut(entry, "\t")
+		if !ok || !strings.HasPrefix(meta, "160000 ") {
+			continue
+		}
+		sub := filepath.Join(dir, filepath.FromSlash(path))
+		data, err := os.ReadFile(filepath.Join(sub, ".git"))
+		if err != nil {
+			continue // not set up, or a .git directory of its own
+		}
+		target, _ := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(sub, target)
+		}
+		if rel, err := filepath.Rel(modules, filepath.Clean(target)); err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if err := os.RemoveAll(sub); err != nil {
+			return err
+		}
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RestoreTracked puts the working tree at dir back to its HEAD: tracked

@@ -21,10 +21,14 @@ import (
 
 // worktreeFiles are the entries a linked worktree's git directory keeps
 // across ResetClean: what git needs to know the worktree (commondir,
-// gitdir, locked), its HEAD and index, and a reftable repository's ref
-// store (git-apex's git writes files refs; a reftable's per-worktree refs
-// are not looked into).
-var worktreeFiles = map[string]bool{"HEAD": true, "commondir": true, "gitdir": true, "index": true, "locked": true, "reftable": true}
+// gitdir), its HEAD and index, and a reftable repository's ref store
+// (git-apex's git writes files refs; a reftable's per-worktree refs are
+// not looked into). A `locked` file is not kept: git's own
+// "initializing" lock lasts only while `git worktree add` makes the
+// slot, so one a slot has later is a task's `git worktree lock`, which
+// would outlive the slot's reset and keep `pool drain` from removing
+// git's registration of it.
+var worktreeFiles = map[string]bool{"HEAD": true, "commondir": true, "gitdir": true, "index": true, "reftable": true}
 
 // harmlessState are the entries ResetClean removes but WorktreeState
 // does not count: what git itself writes as it makes or resets a

@@ -210,8 +210,10 @@ func (p *Pool) resetSlot(ctx context.Context, held *gitx.Locked, s *state.Slot, 
 			return p.r.Store.Pool().Free(ctx, s.ID, s.PoolCommit)
 		case why != "":
 			p.r.Warnf("pool slot %s is removed, not reused: a container left %s in it", s.Path, why)
-		case !errors.Is(err, gitx.ErrSubmodules):
+		case !errors.Is(err, gitx.ErrSubmodules) && ctx.Err() != nil:
 			return fmt.Errorf("cannot reset pool slot %s: %w", s.Path, err)
+		case !errors.Is(err, gitx.ErrSubmodules): // the lease ends all the same
+			p.r.Warnf("pool slot %s is removed, not reused: cannot reset it: %v", s.Path, err)
 		}
 	}
 	return p.drop(ctx, held, s)
